@@ -1,0 +1,104 @@
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { MIN_API_KEY_LENGTH, SettingError, settingLabel } from './settings.ts';
+
+// What the state folder holds: config.json (the API key, mode 0600) and, while the service runs,
+// `address`, the HOST:PORT actually bound, for scripts and clients to read.
+export const CONFIG_FILE = 'config.json';
+export const ADDRESS_FILE = 'address';
+
+export interface StoredConfig {
+  apiKey?: string;
+  [other: string]: unknown;
+}
+
+/** Creates the home (mode 0700) if missing; a home that cannot be made or written is a SettingError. */
+export async function prepareHome(home: string): Promise<void> {
+  try {
+    await mkdir(home, { recursive: true, mode: 0o700 });
+    // A probe write: mkdir succeeds on an existing folder we may not be able to write into.
+    const probe = join(home, `.probe-${process.pid}`);
+    await writeFile(probe, '');
+    await rm(probe);
+  } catch (error) {
+    throw new SettingError(settingLabel('home'), `cannot use ${home}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+}
+
+/**
+ * The key to serve with: the given one, else the one stored in config.json, else a new one that is
+ * stored there. A config.json that cannot be read as a JSON object is a SettingError and is never
+ * overwritten.
+ */
+export async function resolveApiKey(
+  home: string,
+  givenKey: string | undefined,
+): Promise<{ apiKey: string; source: 'setting' | 'config' | 'generated' }> {
+  const path = join(home, CONFIG_FILE);
+  const stored = await readConfig(path);
+  if (givenKey !== undefined) return { apiKey: givenKey, source: 'setting' };
+  if (stored?.apiKey !== undefined) return { apiKey: stored.apiKey, source: 'config' };
+
+  const apiKey = randomBytes(32).toString('base64url');
+  await writeFileAtomic(path, `${JSON.stringify({ ...stored, apiKey }, null, 2)}\n`, 0o600);
+  return { apiKey, source: 'generated' };
+}
+
+/** Reads config.json; undefined when it does not exist. */
+export async function readConfig(path: string): Promise<StoredConfig | undefined> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new SettingError(path, `cannot be read: ${(error as Error).message}`, { cause: error });
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new SettingError(path, `is not valid JSON (${(error as Error).message}); fix or remove it`, {
+      cause: error,
+    });
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new SettingError(path, 'must hold a JSON object; fix or remove it');
+  }
+  const { apiKey } = value as StoredConfig;
+  if (apiKey !== undefined && (typeof apiKey !== 'string' || apiKey.length < MIN_API_KEY_LENGTH)) {
+    throw new SettingError(path, `"apiKey" must be a string of at least ${MIN_API_KEY_LENGTH} characters`);
+  }
+  return value as StoredConfig;
+}
+
+export async function writeAddressFile(home: string, address: string): Promise<void> {
+  await writeFileAtomic(join(home, ADDRESS_FILE), `${address}\n`, 0o644);
+}
+
+export async function removeAddressFile(home: string): Promise<void> {
+  await rm(join(home, ADDRESS_FILE), { force: true });
+}
+
+export async function readAddressFile(home: string): Promise<string | undefined> {
+  try {
+    return (await readFile(join(home, ADDRESS_FILE), 'utf8')).trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+// A reader never sees half a file: write beside it, then rename over it.
+async function writeFileAtomic(path: string, text: string, mode: number): Promise<void> {
+  const temporary = `${path}.${process.pid}.tmp`;
+  try {
+    await writeFile(temporary, text, { mode, flag: 'w' });
+    await chmod(temporary, mode);
+    await rename(temporary, path);
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw new SettingError(path, `cannot be written: ${(error as Error).message}`, { cause: error });
+  }
+}

@@ -1,0 +1,199 @@
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { type Address, parseAddress } from './address.ts';
+import { parseDuration } from './duration.ts';
+
+export interface Settings {
+  home: string;
+  address: Address;
+  /** Undefined when none was given: the home's config.json holds a generated one. */
+  apiKey: string | undefined;
+  logLevel: LogLevel;
+  drainTimeoutMs: number;
+  /** More crashes than this within crashWindowMs and the supervisor gives up (exit code 3). */
+  crashLimit: number;
+  crashWindowMs: number;
+  /** A worker not ready this long after it was started is killed and counts as a crash. */
+  startupTimeoutMs: number;
+}
+
+export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof logLevels)[number];
+
+export const MIN_API_KEY_LENGTH = 16;
+
+/** A setting that cannot be used; the supervisor exits with code 2 and one line naming it. */
+export class SettingError extends Error {
+  readonly setting: string;
+  constructor(setting: string, problem: string, options?: ErrorOptions) {
+    super(`${setting}: ${problem}`, options);
+    this.name = 'SettingError';
+    this.setting = setting;
+  }
+}
+
+interface SettingSpec {
+  flag: string;
+  env: string;
+  help: string;
+  /** Shown in the help; `undefined` when the default is computed. */
+  default?: string;
+}
+
+// The table the parser, the error messages and the help text are all made from.
+export const settingSpecs = {
+  home: {
+    flag: 'home',
+    env: 'SYNCD_HOME',
+    help: 'state folder holding config.json and the bound address (created if missing)',
+  },
+  address: {
+    flag: 'address',
+    env: 'SYNCD_ADDRESS',
+    help: 'HOST:PORT to listen on; port 0 picks a free port',
+    default: '127.0.0.1:8384',
+  },
+  apiKey: {
+    flag: 'api-key',
+    env: 'SYNCD_API_KEY',
+    help: `API key clients must send (at least ${MIN_API_KEY_LENGTH} characters); generated and stored in config.json when not given`,
+  },
+  logLevel: {
+    flag: 'log-level',
+    env: 'SYNCD_LOG_LEVEL',
+    help: `one of ${logLevels.join(', ')}`,
+    default: 'info',
+  },
+  drainTimeout: {
+    flag: 'drain-timeout',
+    env: 'SYNCD_DRAIN_TIMEOUT',
+    help: 'how long a stopping worker may take to finish its requests (500ms, 10s, 1m; bare number = seconds)',
+    default: '10s',
+  },
+  crashLimit: {
+    flag: 'crash-limit',
+    env: 'SYNCD_CRASH_LIMIT',
+    help: 'give up (exit code 3) after more than this many worker crashes within the crash window',
+    default: '5',
+  },
+  crashWindow: {
+    flag: 'crash-window',
+    env: 'SYNCD_CRASH_WINDOW',
+    help: 'the window in which crashes are counted',
+    default: '60s',
+  },
+  startupTimeout: {
+    flag: 'startup-timeout',
+    env: 'SYNCD_STARTUP_TIMEOUT',
+    help: 'a worker not ready this long after its start is killed and counts as a crash',
+    default: '10s',
+  },
+} as const satisfies Record<string, SettingSpec>;
+
+export type SettingName = keyof typeof settingSpecs;
+
+/** Reads the settings from flags and the environment; the flag wins. Throws SettingError. */
+export function readSettings(argv: readonly string[], env: NodeJS.ProcessEnv): Settings {
+  const flags = parseFlags(argv);
+  const raw = (name: SettingName): string | undefined => {
+    const spec = settingSpecs[name];
+    const fromFlag = flags[spec.flag];
+    if (fromFlag !== undefined) return fromFlag;
+    const fromEnv = env[spec.env];
+    return fromEnv === undefined || fromEnv === '' ? undefined : fromEnv;
+  };
+
+  return {
+    home: resolve(raw('home') ?? defaultHome(env)),
+    address: readAddress(raw('address') ?? settingSpecs.address.default),
+    apiKey: readApiKey(raw('apiKey')),
+    logLevel: readLogLevel(raw('logLevel') ?? settingSpecs.logLevel.default),
+    drainTimeoutMs: readDuration('drainTimeout', raw('drainTimeout') ?? settingSpecs.drainTimeout.default),
+    crashLimit: readCount('crashLimit', raw('crashLimit') ?? settingSpecs.crashLimit.default),
+    crashWindowMs: readDuration('crashWindow', raw('crashWindow') ?? settingSpecs.crashWindow.default),
+    startupTimeoutMs: readDuration(
+      'startupTimeout',
+      raw('startupTimeout') ?? settingSpecs.startupTimeout.default,
+    ),
+  };
+}
+
+/** `--address / SYNCD_ADDRESS`, the way errors and the help name a setting. */
+export function settingLabel(name: SettingName): string {
+  const spec = settingSpecs[name];
+  return `--${spec.flag} / ${spec.env}`;
+}
+
+export function usage(): string {
+  const lines = Object.values(settingSpecs).map((spec: SettingSpec) => {
+    const dflt = spec.default === undefined ? '' : ` (default ${spec.default})`;
+    return `  --${spec.flag.padEnd(14)} ${spec.env.padEnd(20)} ${spec.help}${dflt}`;
+  });
+  return ['Usage: syncd supervisor [options]', '', 'Options (flag, environment variable):', ...lines].join(
+    '\n',
+  );
+}
+
+function defaultHome(env: NodeJS.ProcessEnv): string {
+  const stateHome = env.XDG_STATE_HOME || join(homedir(), '.local', 'state');
+  return join(stateHome, 'syncd');
+}
+
+function parseFlags(argv: readonly string[]): Record<string, string | undefined> {
+  const options = Object.fromEntries(
+    Object.values(settingSpecs).map((spec) => [spec.flag, { type: 'string' as const }]),
+  );
+  try {
+    const { values } = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false });
+    return values as Record<string, string | undefined>;
+  } catch (error) {
+    throw new SettingError('command line', (error as Error).message, { cause: error });
+  }
+}
+
+function readAddress(text: string): Address {
+  const parsed = parseAddress(text);
+  if (typeof parsed === 'string') throw new SettingError(settingLabel('address'), parsed);
+  return parsed;
+}
+
+function readApiKey(text: string | undefined): string | undefined {
+  if (text === undefined) return undefined;
+  if (text.length < MIN_API_KEY_LENGTH) {
+    throw new SettingError(
+      settingLabel('apiKey'),
+      `the key has ${text.length} characters; at least ${MIN_API_KEY_LENGTH} are needed`,
+    );
+  }
+  // The key travels in an HTTP header: anything outside visible ASCII could never be sent back.
+  if (!/^[\x21-\x7e]+$/.test(text)) {
+    throw new SettingError(
+      settingLabel('apiKey'),
+      'the key may hold only visible ASCII characters, no spaces',
+    );
+  }
+  return text;
+}
+
+function readLogLevel(text: string): LogLevel {
+  if ((logLevels as readonly string[]).includes(text)) return text as LogLevel;
+  throw new SettingError(settingLabel('logLevel'), `"${text}" is not one of ${logLevels.join(', ')}`);
+}
+
+function readDuration(name: SettingName, text: string): number {
+  const ms = parseDuration(text);
+  if (ms === undefined || ms <= 0) {
+    throw new SettingError(
+      settingLabel(name),
+      `"${text}" is not a positive duration such as 500ms, 10s or 1m`,
+    );
+  }
+  return ms;
+}
+
+function readCount(name: SettingName, text: string): number {
+  if (!/^\d+$/.test(text.trim()))
+    throw new SettingError(settingLabel(name), `"${text}" is not a whole number`);
+  return Number(text);
+}

@@ -1,0 +1,26 @@
+// Node ends every crash report with its own version line, which says nothing of the crash.
+const uninformative = /^(?:Node\.js v\d.*)?$/;
+const MAX_LINE = 1000;
+
+/** Keeps the last informative line of a stream of text chunks, whatever the chunk boundaries. */
+export class LastLine {
+  #partial = '';
+  #last: string | undefined;
+
+  push(chunk: string): void {
+    const lines = (this.#partial + chunk).split('\n');
+    this.#partial = (lines.pop() ?? '').slice(-MAX_LINE);
+    for (const line of lines) this.#keep(line);
+  }
+
+  /** The last informative line, counting an unterminated one. */
+  get value(): string | undefined {
+    const partial = this.#partial.trim();
+    return partial !== '' && !uninformative.test(partial) ? partial : this.#last;
+  }
+
+  #keep(line: string): void {
+    const trimmed = line.trim();
+    if (!uninformative.test(trimmed)) this.#last = trimmed.slice(0, MAX_LINE);
+  }
+}

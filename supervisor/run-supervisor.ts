@@ -1,0 +1,64 @@
+import { formatAddress } from '../shared/address.ts';
+import { prepareHome, removeAddressFile, resolveApiKey, writeAddressFile } from '../shared/home.ts';
+import { createLogger } from '../shared/logger.ts';
+import { readSettings, SettingError } from '../shared/settings.ts';
+import { bindListener } from './listener.ts';
+import { EXIT_BAD_CONFIG, Supervisor } from './supervisor.ts';
+
+type SignalSource = Pick<NodeJS.Process, 'on' | 'off'>;
+
+/**
+ * Reads the settings, prepares the home, binds the address and supervises workers until shutdown.
+ * Resolves with the exit code: 0 shutdown, 2 bad configuration, 3 gave up after crashes.
+ */
+export async function runSupervisor(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+  signals: SignalSource = process,
+): Promise<number> {
+  let logger = createLogger('supervisor', 'info');
+  let prepared: Awaited<ReturnType<typeof prepare>>;
+  try {
+    const settings = readSettings(argv, env);
+    logger = createLogger('supervisor', settings.logLevel);
+    prepared = await prepare(settings);
+  } catch (error) {
+    if (!(error instanceof SettingError)) throw error;
+    logger.fatal({ setting: error.setting }, error.message);
+    return EXIT_BAD_CONFIG;
+  }
+
+  const { settings, apiKey, keySource, server, address } = prepared;
+  logger.info({ address, home: settings.home, apiKey: keySource }, 'supervisor started');
+  const supervisor = new Supervisor({ settings, apiKey, server, address, logger });
+
+  const onStop = (signal: NodeJS.Signals) => {
+    if (supervisor.state === 'stopping') supervisor.forceStop(`second ${signal}`);
+    else supervisor.shutdown(signal);
+  };
+  const onHangUp = () => supervisor.restart('SIGHUP');
+  signals.on('SIGTERM', onStop);
+  signals.on('SIGINT', onStop);
+  signals.on('SIGHUP', onHangUp);
+  supervisor.start();
+  const code = await supervisor.done;
+  signals.off('SIGTERM', onStop);
+  signals.off('SIGINT', onStop);
+  signals.off('SIGHUP', onHangUp);
+  await removeAddressFile(settings.home);
+  return code;
+}
+
+async function prepare(settings: ReturnType<typeof readSettings>) {
+  await prepareHome(settings.home);
+  const { apiKey, source } = await resolveApiKey(settings.home, settings.apiKey);
+  const { server, bound } = await bindListener(settings.address);
+  const address = formatAddress(bound);
+  try {
+    await writeAddressFile(settings.home, address);
+  } catch (error) {
+    server.close();
+    throw error;
+  }
+  return { settings, apiKey, keySource: source, server, address };
+}

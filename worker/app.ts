@@ -1,0 +1,90 @@
+import Fastify, { type FastifyReply, type FastifyRequest, LogController } from 'fastify';
+import type { Logger } from '../shared/logger.ts';
+import type { Action } from '../shared/protocol.ts';
+import { apiKeyChecker } from './auth.ts';
+import { type ErrorBody, errorBody, HttpError, methodNotAllowed, notFound, unauthorized } from './errors.ts';
+import type { RecentErrors } from './recent-errors.ts';
+import { type StatusSource, systemRoutes } from './system-routes.ts';
+
+/** The largest request body accepted (the error text posted to /rest/system/error included). */
+export const BODY_LIMIT = 64 * 1024;
+const RAW_BODY_TYPE = 'application/octet-stream';
+
+export interface AppOptions {
+  apiKey: string;
+  logger: Logger;
+  errors: RecentErrors;
+  status: StatusSource;
+  /** Called once the response asking for the action has been sent in full. */
+  onAction: (action: Action) => void;
+  /** True once the worker is stopping: responses then close their connection. */
+  isDraining: () => boolean;
+}
+
+/** The HTTP application, apart from any socket: tests drive it with `inject()`. */
+export function buildApp(options: AppOptions) {
+  const app = Fastify({
+    loggerInstance: options.logger,
+    // One log line per request halves throughput; failures are logged where they are handled.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: BODY_LIMIT,
+    // A stopping worker still answers the requests it holds; the supervisor sends it no new ones.
+    return503OnClosing: false,
+    forceCloseConnections: false,
+  });
+
+  // Action endpoints take a body of any type, or none, and never answer 415: keep every body raw.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+
+  const routesByPath = new Map<string, Set<string>>();
+  app.addHook('onRoute', (route) => {
+    const methods = routesByPath.get(route.url) ?? new Set<string>();
+    for (const method of [route.method].flat()) methods.add(method);
+    routesByPath.set(route.url, methods);
+  });
+
+  const keyMatches = apiKeyChecker(options.apiKey);
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('cache-control', 'no-cache, no-store');
+    // Bodies are kept raw whatever they claim to be, so a malformed type must not turn into a 415.
+    if (request.headers['content-type'] !== undefined) request.headers['content-type'] = RAW_BODY_TYPE;
+    if (options.isDraining()) reply.header('connection', 'close');
+    // Every path needs the key but the noauth ones, unknown paths included, so that no spelling of a
+    // path (double slashes, dot segments) can reach an action without it.
+    if (!request.routeOptions.url?.startsWith('/rest/noauth/') && !keyMatches(request.headers)) {
+      throw unauthorized();
+    }
+  });
+
+  app.setNotFoundHandler(async (request) => {
+    const path = request.url.split('?', 1)[0] as string;
+    const allowed = routesByPath.get(path);
+    if (allowed) throw methodNotAllowed(request.method, path, [...allowed].sort());
+    throw notFound(request.method, path);
+  });
+
+  app.setErrorHandler(async (error: Error & { statusCode?: number }, request, reply) =>
+    replyWithError(error, request, reply),
+  );
+
+  app.get('/rest/noauth/health', async () => ({ status: 'OK' }));
+  app.register(systemRoutes, { ...options, prefix: '/rest/system' });
+  return app;
+}
+
+function replyWithError(
+  error: Error & { statusCode?: number },
+  request: FastifyRequest,
+  reply: FastifyReply,
+): ErrorBody {
+  const statusCode = error.statusCode !== undefined && error.statusCode >= 400 ? error.statusCode : 500;
+  if (error instanceof HttpError) reply.headers(error.headers);
+  reply.code(statusCode);
+  if (statusCode >= 500 && !(error instanceof HttpError)) {
+    request.log.error({ err: error, method: request.method, url: request.url }, 'request failed');
+    return errorBody(500, 'internal error; the worker log has the details');
+  }
+  return errorBody(statusCode, error.message);
+}
+export type App = ReturnType<typeof buildApp>;

@@ -1,0 +1,73 @@
+import type { Server } from 'node:http';
+import type { Socket } from 'node:net';
+
+export interface DrainOptions {
+  /** How long idle keep-alive connections get to send one more request, answered with Connection: close. */
+  idleGraceMs: number;
+  /** Past this, the connections still open are cut. */
+  timeoutMs: number;
+}
+
+export interface DrainResult {
+  /** Connections still open when the timeout passed, and cut. */
+  cut: number;
+}
+
+/**
+ * The connections this worker serves. The worker never listens: the supervisor accepts and hands each
+ * connection over, and the pool feeds it to the HTTP server and tells when the last one has ended.
+ */
+export class ConnectionPool {
+  readonly #server: Server;
+  readonly #sockets = new Set<Socket>();
+  #onEmpty: (() => void) | undefined;
+
+  constructor(server: Server) {
+    this.#server = server;
+    // Node's HTTP server starts tracking connections (idle detection, header and request time-outs)
+    // on 'listening', which a server fed from outside never emits by itself.
+    server.emit('listening');
+  }
+
+  get size(): number {
+    return this.#sockets.size;
+  }
+
+  serve(socket: Socket): void {
+    this.#sockets.add(socket);
+    socket.once('close', () => {
+      this.#sockets.delete(socket);
+      if (this.#sockets.size === 0) this.#onEmpty?.();
+    });
+    this.#server.emit('connection', socket);
+  }
+
+  /** Resolves once every connection has ended: in-flight requests are answered, then connections close. */
+  drain({ idleGraceMs, timeoutMs }: DrainOptions): Promise<DrainResult> {
+    return new Promise((resolve) => {
+      if (this.#sockets.size === 0) return resolve({ cut: 0 });
+      // A connection becomes idle once its last response is out: sweep often so that none lingers.
+      const sweep = () => this.#server.closeIdleConnections();
+      let sweeper: NodeJS.Timeout | undefined;
+      const grace = setTimeout(() => {
+        sweep();
+        sweeper = setInterval(sweep, SWEEP_INTERVAL_MS);
+      }, idleGraceMs);
+      const deadline = setTimeout(() => {
+        const cut = this.#sockets.size;
+        for (const socket of this.#sockets) socket.destroy();
+        finish(cut);
+      }, timeoutMs);
+      const finish = (cut: number) => {
+        clearTimeout(grace);
+        clearTimeout(deadline);
+        clearInterval(sweeper);
+        this.#onEmpty = undefined;
+        resolve({ cut });
+      };
+      this.#onEmpty = () => finish(0);
+    });
+  }
+}
+
+const SWEEP_INTERVAL_MS = 25;

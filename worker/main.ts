@@ -1,0 +1,19 @@
+// The worker process: serves HTTP on the connections its supervisor hands over, until told to stop.
+import { runWorker } from './run-worker.ts';
+
+if (!process.send) {
+  process.stderr.write('syncd worker: start the supervisor (npm start); the worker needs its IPC channel\n');
+  process.exit(1);
+}
+
+// A worker whose supervisor has gone must not live on as an orphan.
+process.on('disconnect', () => process.exit(0));
+
+// The supervisor reports the last stderr line of a crashed worker: make it the one that says why.
+process.on('uncaughtException', (error) => {
+  process.stderr.write(`${error.stack ?? error}\nworker crashed: uncaught ${error.name}: ${error.message}\n`);
+  process.exit(1);
+});
+
+await runWorker(process as Parameters<typeof runWorker>[0]);
+process.exit(0);

@@ -1,0 +1,100 @@
+import type { Socket } from 'node:net';
+import { createLogger } from '../shared/logger.ts';
+import {
+  type Dispatch,
+  type DrainReason,
+  dispatch,
+  isSupervisorMessage,
+  type SupervisorMessage,
+  type SupervisorStats,
+  type WorkerInit,
+  type WorkerMessage,
+} from '../shared/protocol.ts';
+import type { LogLevel } from '../shared/settings.ts';
+import { buildApp } from './app.ts';
+import { ConnectionPool } from './connection-pool.ts';
+import { RecentErrors } from './recent-errors.ts';
+
+/** The IPC side of the worker's parent: `process` in a real worker. */
+export interface ParentChannel {
+  send?: (message: WorkerMessage) => unknown;
+  connected?: boolean;
+  on(event: 'message', listener: (message: unknown, handle: unknown) => void): unknown;
+}
+
+// A restart leaves idle keep-alive clients a moment to send one last request, which is answered with
+// Connection: close, instead of closing under them while they may be writing.
+const RESTART_IDLE_GRACE_MS = 1000;
+
+/**
+ * Runs a worker: waits for the supervisor's init, serves the connections it hands over, answers its
+ * heartbeats, and drains when told. Resolves when the worker has stopped and may exit.
+ */
+export function runWorker(parent: ParentChannel): Promise<void> {
+  return new Promise((stopped) => {
+    const early: Array<[SupervisorMessage, unknown]> = [];
+    let handle: ((message: SupervisorMessage, extra: unknown) => void) | undefined;
+    parent.on('message', (message, extra) => {
+      if (!isSupervisorMessage(message)) return;
+      if (handle) handle(message, extra);
+      else if (message.type === 'syncd:init') {
+        handle = (m, e) => early.push([m, e]);
+        start(message.init).then((serve) => {
+          handle = serve;
+          for (const [m, e] of early.splice(0)) serve(m, e);
+        });
+      }
+    });
+
+    async function start(init: WorkerInit) {
+      const send = (message: WorkerMessage) => {
+        if (parent.connected !== false) parent.send?.(message);
+      };
+      const errors = new RecentErrors(init.initialErrors);
+      const logger = createLogger('worker', init.logLevel as LogLevel, (error) => errors.add(error));
+      let supervisor: SupervisorStats = init.supervisor;
+      let draining = false;
+
+      const app = buildApp({
+        apiKey: init.apiKey,
+        logger,
+        errors,
+        status: { startTime: new Date(), address: init.address, supervisor: () => supervisor },
+        onAction: (action) => send({ type: 'syncd:action', action }),
+        isDraining: () => draining,
+      });
+      await app.ready();
+      const pool = new ConnectionPool(app.server);
+
+      const drain = async (reason: DrainReason) => {
+        if (draining) return;
+        draining = true;
+        logger.info({ reason, connections: pool.size }, 'worker draining');
+        const idleGraceMs = reason === 'restart' ? Math.min(RESTART_IDLE_GRACE_MS, init.drainTimeoutMs) : 0;
+        const { cut } = await pool.drain({ idleGraceMs, timeoutMs: init.drainTimeoutMs });
+        if (cut > 0) {
+          logger.warn(
+            { cut, drainTimeoutMs: init.drainTimeoutMs },
+            `drain timeout passed; cut ${cut} connections`,
+          );
+        }
+        await app.close();
+        logger.info({ reason }, 'worker stopped');
+        stopped();
+      };
+
+      const handlers: Dispatch<SupervisorMessage, [unknown]> = {
+        'syncd:init': () => logger.warn('a second init from the supervisor was ignored'),
+        'syncd:connection': (_message, socket) => pool.serve(socket as Socket),
+        'syncd:stats': (message) => {
+          supervisor = message.supervisor;
+        },
+        'syncd:drain': (message) => void drain(message.reason),
+        'syncd:heartbeat': (message) => send({ type: 'syncd:heartbeat', seq: message.seq }),
+      };
+      send({ type: 'syncd:ready' });
+      logger.debug('worker ready');
+      return (message: SupervisorMessage, extra: unknown) => dispatch(handlers, message, extra);
+    }
+  });
+}
