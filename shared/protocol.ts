@@ -32,10 +32,14 @@ export interface WorkerInit {
 export type DrainReason = 'restart' | 'shutdown';
 export type Action = 'restart' | 'shutdown';
 
-/** Supervisor to worker. `connection` travels with the accepted socket as its handle. */
+/**
+ * Supervisor to worker. `connection` travels with the accepted socket as its handle; the worker
+ * answers `accepted` with the same id, and until then the supervisor keeps its own copy of the
+ * socket so that a worker dying with it unread loses nothing.
+ */
 export type SupervisorMessage =
   | { type: 'syncd:init'; init: WorkerInit }
-  | { type: 'syncd:connection' }
+  | { type: 'syncd:connection'; id: number }
   | { type: 'syncd:stats'; supervisor: SupervisorStats }
   | { type: 'syncd:drain'; reason: DrainReason }
   | { type: 'syncd:heartbeat'; seq: number };
@@ -43,6 +47,7 @@ export type SupervisorMessage =
 /** Worker to supervisor. */
 export type WorkerMessage =
   | { type: 'syncd:ready' }
+  | { type: 'syncd:accepted'; id: number }
   | { type: 'syncd:action'; action: Action }
   | { type: 'syncd:heartbeat'; seq: number };
 
@@ -63,6 +68,7 @@ const supervisorTypes: ReadonlySet<string> = new Set<SupervisorMessageType>([
 ]);
 const workerTypes: ReadonlySet<string> = new Set<WorkerMessageType>([
   'syncd:ready',
+  'syncd:accepted',
   'syncd:action',
   'syncd:heartbeat',
 ]);

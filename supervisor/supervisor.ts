@@ -51,6 +51,7 @@ export class Supervisor {
   readonly #waiting: Socket[] = [];
   readonly #timers = new Map<WorkerProcess, NodeJS.Timeout>();
   #respawnTimer: NodeJS.Timeout | undefined;
+  #connectionSeq = 0;
   #restarts = 0;
   #crashes = 0;
   /** How earlier workers crashed, for the next worker's error list. */
@@ -174,6 +175,12 @@ export class Supervisor {
 
   readonly #handlers: Dispatch<WorkerMessage, [WorkerProcess]> = {
     'syncd:ready': (_message, worker) => this.#onReady(worker),
+    'syncd:accepted': ({ id }, worker) => {
+      // The worker holds the connection now. destroy() only closes this process's copy of the
+      // descriptor; end() would shut the connection down for the worker too.
+      worker.unacknowledged.get(id)?.destroy();
+      worker.unacknowledged.delete(id);
+    },
     'syncd:action': ({ action }, worker) => {
       // A restart asked through a worker that has already been replaced is satisfied by that replacement.
       if (action === 'restart' && worker !== this.#active) {
@@ -211,6 +218,10 @@ export class Supervisor {
     const wasServing = worker === this.#active || worker === this.#starting;
     if (worker === this.#active) this.#active = undefined;
     if (worker === this.#starting) this.#starting = undefined;
+    // Connections the worker never took are still whole here: the next worker serves them.
+    const untaken = [...worker.unacknowledged.values()];
+    worker.unacknowledged.clear();
+    for (const socket of untaken) this.accept(socket);
     if (this.#draining.delete(worker) || worker.stopRequested) {
       const clean = exit.code === 0 && !exit.error;
       this.#log[clean ? 'info' : 'warn'](
@@ -268,9 +279,10 @@ export class Supervisor {
   }
 
   #handOver(worker: WorkerProcess, socket: Socket): void {
-    worker.send({ type: 'syncd:connection' }, socket, () => {
-      // The worker's channel closed under the connection: hold it for the next worker.
-      if (!socket.destroyed) this.#waiting.push(socket);
+    const id = ++this.#connectionSeq;
+    worker.unacknowledged.set(id, socket);
+    worker.send({ type: 'syncd:connection', id }, socket, () => {
+      // The channel closed under the connection; the worker's exit hands it on.
     });
   }
 

@@ -30,6 +30,8 @@ export class WorkerProcess {
   /** Set once the supervisor has told it to stop: its exit is then planned, never a crash. */
   stopRequested = false;
   exited = false;
+  /** Sockets handed over and not yet acknowledged, by id: still whole in the supervisor's hands. */
+  readonly unacknowledged = new Map<number, Socket>();
   readonly #child: ReturnType<typeof execaNode>;
   readonly #stderr = new LastLine();
 
@@ -79,7 +81,8 @@ export class WorkerProcess {
       onError?.(new Error(`worker ${this.pid} has no IPC channel any more`));
       return;
     }
-    this.#child.send(message, socket, { keepOpen: false }, (error) => {
+    // keepOpen: the supervisor closes its copy itself once the worker has acknowledged the socket.
+    this.#child.send(message, socket, { keepOpen: true }, (error) => {
       if (error) onError?.(error);
     });
   }

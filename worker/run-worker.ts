@@ -85,7 +85,10 @@ export function runWorker(parent: ParentChannel): Promise<void> {
 
       const handlers: Dispatch<SupervisorMessage, [unknown]> = {
         'syncd:init': () => logger.warn('a second init from the supervisor was ignored'),
-        'syncd:connection': (_message, socket) => pool.serve(socket as Socket),
+        'syncd:connection': (message, socket) => {
+          pool.serve(socket as Socket);
+          send({ type: 'syncd:accepted', id: message.id });
+        },
         'syncd:stats': (message) => {
           supervisor = message.supervisor;
         },
