@@ -1,0 +1,86 @@
+import { join } from 'node:path';
+import t from 'tap';
+import { readSettings, SettingError } from '../../shared/settings.ts';
+
+t.test('defaults', async (t) => {
+  const settings = readSettings([], { HOME: '/home/u' });
+  t.same(settings.address, { host: '127.0.0.1', port: 8384 });
+  t.equal(settings.apiKey, undefined);
+  t.equal(settings.logLevel, 'info');
+  t.equal(settings.drainTimeoutMs, 10_000);
+  t.equal(settings.crashLimit, 5);
+  t.equal(settings.crashWindowMs, 60_000);
+  t.match(settings.home, /\/\.local\/state\/syncd$/);
+});
+
+t.test('the home follows XDG_STATE_HOME when set', async (t) => {
+  t.equal(readSettings([], { XDG_STATE_HOME: '/state' }).home, join('/state', 'syncd'));
+});
+
+t.test('every setting comes from its environment variable, and the flag wins', async (t) => {
+  const env = {
+    SYNCD_HOME: '/from/env',
+    SYNCD_ADDRESS: '[::1]:9000',
+    SYNCD_API_KEY: 'env-key-0123456789abcdef',
+    SYNCD_LOG_LEVEL: 'warn',
+    SYNCD_DRAIN_TIMEOUT: '2s',
+  };
+  const fromEnv = readSettings([], env);
+  t.equal(fromEnv.home, '/from/env');
+  t.same(fromEnv.address, { host: '::1', port: 9000 });
+  t.equal(fromEnv.apiKey, 'env-key-0123456789abcdef');
+  t.equal(fromEnv.logLevel, 'warn');
+  t.equal(fromEnv.drainTimeoutMs, 2000);
+
+  const fromFlags = readSettings(
+    [
+      '--home',
+      '/from/flag',
+      '--address=0.0.0.0:0',
+      '--api-key',
+      'flag-key-0123456789abcdef',
+      '--log-level',
+      'debug',
+      '--drain-timeout',
+      '250ms',
+    ],
+    env,
+  );
+  t.equal(fromFlags.home, '/from/flag');
+  t.same(fromFlags.address, { host: '0.0.0.0', port: 0 });
+  t.equal(fromFlags.apiKey, 'flag-key-0123456789abcdef');
+  t.equal(fromFlags.logLevel, 'debug');
+  t.equal(fromFlags.drainTimeoutMs, 250);
+});
+
+t.test('bad settings are refused with the setting named', async (t) => {
+  const cases: Array<[string[], Record<string, string>, RegExp]> = [
+    [['--address', 'localhost'], {}, /--address \/ SYNCD_ADDRESS: "localhost" is not HOST:PORT/],
+    [['--address', '127.0.0.1:70000'], {}, /--address \/ SYNCD_ADDRESS: port 70000 is above 65535/],
+    [[], { SYNCD_ADDRESS: ':8384' }, /SYNCD_ADDRESS/],
+    [['--api-key', 'short'], {}, /--api-key \/ SYNCD_API_KEY: the key has 5 characters; at least 16/],
+    [['--api-key', 'has a space in it ok'], {}, /visible ASCII/],
+    [[], { SYNCD_LOG_LEVEL: 'loud' }, /--log-level \/ SYNCD_LOG_LEVEL: "loud" is not one of/],
+    [
+      ['--drain-timeout', 'soon'],
+      {},
+      /--drain-timeout \/ SYNCD_DRAIN_TIMEOUT: "soon" is not a positive duration/,
+    ],
+    [['--drain-timeout', '0'], {}, /positive duration/],
+    [['--crash-limit=-1'], {}, /--crash-limit \/ SYNCD_CRASH_LIMIT: "-1" is not a whole number/],
+    [['--bogus'], {}, /command line: Unknown option '--bogus'/],
+    [['stray'], {}, /command line/],
+  ];
+  for (const [argv, env, message] of cases) {
+    t.throws(
+      () => readSettings(argv, env),
+      { name: 'SettingError', message },
+      `${argv.join(' ')} ${JSON.stringify(env)}`,
+    );
+  }
+  t.type(new SettingError('x', 'y'), Error);
+});
+
+t.test('an empty environment variable counts as unset', async (t) => {
+  t.same(readSettings([], { SYNCD_ADDRESS: '' }).address, { host: '127.0.0.1', port: 8384 });
+});

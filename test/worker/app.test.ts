@@ -1,0 +1,299 @@
+import { Writable } from 'node:stream';
+import t, { type Test } from 'tap';
+import { createLogger } from '../../shared/logger.ts';
+import type { Action } from '../../shared/protocol.ts';
+import { BODY_LIMIT, buildApp } from '../../worker/app.ts';
+import { RecentErrors } from '../../worker/recent-errors.ts';
+
+const apiKey = 'an-api-key-for-tests-0123456789';
+
+/** A log destination that keeps every line in `lines`. */
+function collect(lines: string[]): Writable {
+  return new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(chunk.toString());
+      done();
+    },
+  });
+}
+
+async function setup(t: Test, options: { draining?: boolean } = {}) {
+  const errors = new RecentErrors();
+  const actions: Action[] = [];
+  const logLines: string[] = [];
+  const logger = createLogger('worker', 'info', (error) => errors.add(error), collect(logLines));
+  const app = buildApp({
+    apiKey,
+    logger,
+    errors,
+    status: {
+      startTime: new Date(Date.now() - 5000),
+      address: '127.0.0.1:8384',
+      supervisor: () => ({ pid: 42, startTime: '2026-11-21T00:00:00.000Z', restarts: 2, crashes: 1 }),
+    },
+    onAction: (action) => actions.push(action),
+    isDraining: () => options.draining ?? false,
+  });
+  await app.ready();
+  t.teardown(() => app.close());
+  const inject = (
+    method: string,
+    url: string,
+    extra: { payload?: string | Buffer; headers?: Record<string, string> } = {},
+  ) =>
+    app.inject({
+      method: method as 'GET',
+      url,
+      payload: extra.payload,
+      headers: { 'x-api-key': apiKey, ...extra.headers },
+    });
+  return { app, errors, actions, logLines, logger, inject };
+}
+
+t.test('ping answers pong to GET and POST with the JSON and cache headers', async (t) => {
+  const { inject } = await setup(t);
+  for (const method of ['GET', 'POST']) {
+    const response = await inject(method, '/rest/system/ping');
+    t.equal(response.statusCode, 200);
+    t.same(response.json(), { ping: 'pong' });
+    t.equal(response.headers['content-type'], 'application/json; charset=utf-8');
+    t.equal(response.headers['cache-control'], 'no-cache, no-store');
+  }
+});
+
+t.test('restart and shutdown answer first and report the action afterwards', async (t) => {
+  const { inject, actions } = await setup(t);
+  const restart = await inject('POST', '/rest/system/restart');
+  t.equal(restart.statusCode, 200);
+  t.same(restart.json(), { ok: 'restarting' });
+  t.equal(restart.headers.connection, 'close', 'the client comes back on a new connection');
+  const shutdown = await inject('POST', '/rest/system/shutdown');
+  t.same(shutdown.json(), { ok: 'shutting down' });
+  t.same(actions, ['restart', 'shutdown']);
+});
+
+t.test('action endpoints accept any body, any content type, and ignore queries', async (t) => {
+  const { inject, actions } = await setup(t);
+  const cases: Array<{ payload?: string; headers?: Record<string, string> }> = [
+    {},
+    { payload: '' },
+    { payload: '', headers: { 'content-type': 'application/x-www-form-urlencoded' } },
+    { payload: '{not json', headers: { 'content-type': 'application/json' } },
+    { payload: 'x', headers: { 'content-type': 'this is;;not=a "type' } },
+    { payload: Buffer.from([0xff, 0xfe, 0x00]).toString('latin1'), headers: { 'content-type': 'image/png' } },
+  ];
+  for (const extra of cases) {
+    const response = await inject('POST', '/rest/system/error/clear?force=1&x', extra);
+    t.equal(response.statusCode, 200, `content type ${extra.headers?.['content-type']}`);
+  }
+  const restart = await inject('POST', '/rest/system/restart?delay=10', {
+    payload: 'a=b',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  });
+  t.equal(restart.statusCode, 200);
+  t.same(actions, ['restart']);
+});
+
+t.test('errors: post records trimmed text, get lists oldest first, clear empties', async (t) => {
+  const { inject } = await setup(t);
+  t.same((await inject('GET', '/rest/system/error')).json(), { errors: [] }, 'an empty list, never null');
+  for (const text of ['  first\n', 'second']) {
+    const response = await inject('POST', '/rest/system/error', {
+      payload: text,
+      headers: { 'content-type': 'text/plain' },
+    });
+    t.equal(response.statusCode, 200);
+  }
+  const { errors } = (await inject('GET', '/rest/system/error')).json();
+  t.same(
+    errors.map((e: { message: string }) => e.message),
+    ['first', 'second'],
+  );
+  t.match(errors[0], { when: /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/, level: 50 });
+  t.equal((await inject('POST', '/rest/system/error/clear')).statusCode, 200);
+  t.same((await inject('GET', '/rest/system/error')).json(), { errors: [] });
+});
+
+t.test('an empty error text is refused with 400 and records nothing', async (t) => {
+  const { inject, errors } = await setup(t);
+  for (const payload of [undefined, '', '   \n\t ']) {
+    const response = await inject('POST', '/rest/system/error', { payload });
+    t.equal(response.statusCode, 400, JSON.stringify(payload));
+    t.match(response.json(), { statusCode: 400, error: 'Bad Request', message: /empty/ });
+  }
+  t.same(errors.list(), []);
+});
+
+t.test('an error text over 64 KiB is refused with 413 and records nothing', async (t) => {
+  const { inject, errors } = await setup(t);
+  const exactly = await inject('POST', '/rest/system/error', { payload: 'x'.repeat(BODY_LIMIT) });
+  t.equal(exactly.statusCode, 200, '64 KiB is accepted');
+  errors.clear();
+  const over = await inject('POST', '/rest/system/error', { payload: 'x'.repeat(BODY_LIMIT + 1) });
+  t.equal(over.statusCode, 413);
+  t.equal(over.json().statusCode, 413);
+  t.same(errors.list(), []);
+});
+
+t.test('an oversize body on an action endpoint gets 413 and the action is not taken', async (t) => {
+  const { inject, actions } = await setup(t);
+  const response = await inject('POST', '/rest/system/shutdown', { payload: 'x'.repeat(BODY_LIMIT + 1) });
+  t.equal(response.statusCode, 413);
+  t.same(actions, []);
+});
+
+t.test('status reports the worker, its address, memory and the supervisor', async (t) => {
+  const { inject } = await setup(t);
+  const status = (await inject('GET', '/rest/system/status')).json();
+  t.equal(status.pid, process.pid);
+  t.ok(status.uptime >= 4 && status.uptime <= 10, `uptime ${status.uptime}s`);
+  t.ok(!Number.isNaN(Date.parse(status.startTime)));
+  t.equal(status.guiAddressUsed, '127.0.0.1:8384');
+  t.ok(status.memory.rss > 0 && status.memory.heapUsed > 0);
+  t.same(status.supervisor, { pid: 42, startTime: '2026-11-21T00:00:00.000Z', restarts: 2, crashes: 1 });
+});
+
+t.test('health answers without a key', async (t) => {
+  const { inject } = await setup(t);
+  const response = await inject('GET', '/rest/noauth/health', { headers: { 'x-api-key': '' } });
+  t.equal(response.statusCode, 200);
+  t.same(response.json(), { status: 'OK' });
+});
+
+t.test('every other path needs the key, in either header', async (t) => {
+  const { inject, actions } = await setup(t);
+  const paths: Array<[string, string]> = [
+    ['GET', '/rest/system/ping'],
+    ['POST', '/rest/system/shutdown'],
+    ['POST', '/rest/system/restart'],
+    ['POST', '/rest/system/error/clear'],
+    ['GET', '/rest/system/status'],
+    ['GET', '/rest/unknown'],
+    ['GET', '//rest/system/ping'],
+    ['POST', '/rest/noauth/../system/shutdown'],
+  ];
+  const wrongs: Array<Record<string, string>> = [
+    { 'x-api-key': '' },
+    { 'x-api-key': 'wrong' },
+    { 'x-api-key': `${apiKey}x` },
+    { 'x-api-key': apiKey.slice(0, -1) },
+    { 'x-api-key': '', authorization: `Basic ${apiKey}` },
+    { 'x-api-key': '', authorization: 'Bearer nope' },
+  ];
+  for (const [method, path] of paths) {
+    for (const headers of wrongs) {
+      const response = await inject(method, path, { headers });
+      t.equal(response.statusCode, 401, `${method} ${path} ${JSON.stringify(headers)}`);
+      t.equal(response.headers['www-authenticate'], 'Bearer');
+      t.match(response.json(), { statusCode: 401, error: 'Unauthorized', message: /API key/ });
+    }
+  }
+  t.same(actions, [], 'no action taken');
+  const bearer = await inject('GET', '/rest/system/ping', {
+    headers: { 'x-api-key': '', authorization: `Bearer ${apiKey}` },
+  });
+  t.equal(bearer.statusCode, 200, 'Authorization: Bearer works');
+  const lower = await inject('GET', '/rest/system/ping', {
+    headers: { 'x-api-key': '', authorization: `bearer ${apiKey}` },
+  });
+  t.equal(lower.statusCode, 200, 'the scheme is case-insensitive');
+});
+
+t.test('unknown paths get 404 and wrong methods 405 with Allow', async (t) => {
+  const { inject } = await setup(t);
+  const unknown = await inject('GET', '/rest/system/nope');
+  t.equal(unknown.statusCode, 404);
+  t.match(unknown.json(), { statusCode: 404, error: 'Not Found', message: /\/rest\/system\/nope/ });
+  t.equal(unknown.headers['content-type'], 'application/json; charset=utf-8');
+
+  const wrong: Array<[string, string, string]> = [
+    ['GET', '/rest/system/error/clear', 'POST'],
+    ['PUT', '/rest/system/ping', 'GET, HEAD, POST'],
+    ['GET', '/rest/system/restart', 'POST'],
+    ['DELETE', '/rest/system/error?x=1', 'GET, HEAD, POST'],
+  ];
+  for (const [method, path, allow] of wrong) {
+    const response = await inject(method, path);
+    t.equal(response.statusCode, 405, `${method} ${path}`);
+    t.equal(response.headers.allow, allow);
+    t.equal(response.json().statusCode, 405);
+  }
+});
+
+t.test('operations not built yet answer 501 and say so', async (t) => {
+  const { inject, actions } = await setup(t);
+  for (const [method, path] of [
+    ['POST', '/rest/system/pause'],
+    ['POST', '/rest/system/resume'],
+    ['POST', '/rest/system/reset'],
+    ['POST', '/rest/system/discovery'],
+    ['GET', '/rest/system/discovery'],
+  ]) {
+    const response = await inject(method as string, path as string);
+    t.equal(response.statusCode, 501, `${method} ${path}`);
+    t.match(response.json(), { statusCode: 501, error: 'Not Implemented', message: /not implemented yet/ });
+  }
+  t.same(actions, []);
+});
+
+t.test('a stopping worker closes each connection after its response', async (t) => {
+  const { inject } = await setup(t, { draining: true });
+  const response = await inject('GET', '/rest/system/ping');
+  t.equal(response.statusCode, 200);
+  t.equal(response.headers.connection, 'close');
+});
+
+t.test('warnings and errors the worker logs enter the recent errors; info does not', async (t) => {
+  const { inject, logger } = await setup(t);
+  logger.info('routine');
+  logger.warn('disk almost full');
+  logger.error({ err: new Error('write failed') }, 'saving the index');
+  const { errors } = (await inject('GET', '/rest/system/error')).json();
+  t.same(
+    errors.map((e: { message: string; level: number }) => [e.message, e.level]),
+    [
+      ['disk almost full', 40],
+      ['saving the index: write failed', 50],
+    ],
+  );
+});
+
+t.test('a route that fails answers 500 without details and logs the cause', async (t) => {
+  const { app, logLines } = await setup(t);
+  await app.close();
+  const logger = createLogger('worker', 'info', undefined, collect(logLines));
+  const broken = buildApp({
+    apiKey,
+    logger,
+    errors: new RecentErrors(),
+    status: {
+      startTime: new Date(),
+      address: 'x',
+      supervisor: () => {
+        throw new Error('stats unavailable');
+      },
+    },
+    onAction: () => {},
+    isDraining: () => false,
+  });
+  t.teardown(() => broken.close());
+  const response = await broken.inject({
+    method: 'GET',
+    url: '/rest/system/status',
+    headers: { 'x-api-key': apiKey },
+  });
+  t.equal(response.statusCode, 500);
+  t.notMatch(response.body, /stats unavailable/, 'no internals in the answer');
+  t.ok(
+    logLines.some((line) => line.includes('stats unavailable')),
+    'the cause is logged',
+  );
+});
+
+t.test('the key never appears in a log line', async (t) => {
+  const lines: string[] = [];
+  const logger = createLogger('worker', 'info', undefined, collect(lines));
+  logger.warn({ req: { headers: { 'x-api-key': apiKey, authorization: `Bearer ${apiKey}` } } }, 'a request');
+  t.equal(lines.length, 1);
+  t.notMatch(lines[0], apiKey);
+});
