@@ -156,7 +156,7 @@ export interface Reply {
   status: number;
   headers: IncomingHttpHeaders;
   /** Parsed when the response is JSON, else the text; tests read the fields they assert on. */
-  // biome-ignore lint/suspicious/noExplicitAny: a test reads whatever JSON the service answered.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a test reads whatever JSON the service answered.
   body: any;
 }
 
