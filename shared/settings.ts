@@ -105,7 +105,7 @@ export function readSettings(argv: readonly string[], env: NodeJS.ProcessEnv): S
   };
 
   return {
-    home: resolve(raw('home') ?? defaultHome(env)),
+    home: resolveHome(raw('home'), env),
     address: readAddress(raw('address') ?? settingSpecs.address.default),
     apiKey: readApiKey(raw('apiKey')),
     logLevel: readLogLevel(raw('logLevel') ?? settingSpecs.logLevel.default),
@@ -133,6 +133,11 @@ export function usage(): string {
   return ['Usage: syncd supervisor [options]', '', 'Options (flag, environment variable):', ...lines].join(
     '\n',
   );
+}
+
+/** The home folder: the one given, else SYNCD_HOME, else the XDG state folder's `syncd`. */
+export function resolveHome(given: string | undefined, env: NodeJS.ProcessEnv): string {
+  return resolve(given || env[settingSpecs.home.env] || defaultHome(env));
 }
 
 function defaultHome(env: NodeJS.ProcessEnv): string {

@@ -8,7 +8,8 @@ import { execa, type ResultPromise } from 'execa';
 import getPort from 'get-port';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-export const supervisorEntry = join(root, 'supervisor', 'main.ts');
+// The built bundle, what `npm start` runs; tap's `before` step builds it.
+export const supervisorEntry = join(root, 'dist', 'supervisor', 'main.js');
 
 export interface LogLine {
   role: 'supervisor' | 'worker';
@@ -54,7 +55,7 @@ export async function startService(t: Teardown, options: StartOptions = {}): Pro
   const port = await getPort({ host: '127.0.0.1' });
   const address = `127.0.0.1:${port}`;
   const apiKey = options.apiKey ?? `test-key-${port}-${Math.random().toString(36).slice(2)}`;
-  const child = execa('node', ['--import', 'tsx', supervisorEntry, ...(options.args ?? [])], {
+  const child = execa('node', [supervisorEntry, ...(options.args ?? [])], {
     cwd: root,
     env: {
       SYNCD_HOME: home,

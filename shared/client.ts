@@ -1,0 +1,142 @@
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import type { RecentError } from './protocol.ts';
+
+export interface ClientOptions {
+  /** HOST:PORT, or a base URL such as http://127.0.0.1:8384. */
+  address: string;
+  apiKey?: string;
+  /** Per call; default 10 s. */
+  timeoutMs?: number;
+}
+
+export interface Status {
+  pid: number;
+  startTime: string;
+  uptime: number;
+  guiAddressUsed: string;
+  memory: { rss: number; heapUsed: number };
+  supervisor: { pid: number; startTime: string; restarts: number; crashes: number };
+  [other: string]: unknown;
+}
+
+/** A failed call: the service answered with an error (`status` set) or did not answer (`code` set). */
+export class ClientError extends Error {
+  readonly status: number | undefined;
+  readonly code: string | undefined;
+  readonly body: unknown;
+  constructor(message: string, details: { status?: number; code?: string; body?: unknown; cause?: unknown }) {
+    super(message, { cause: details.cause });
+    this.name = 'ClientError';
+    this.status = details.status;
+    this.code = details.code;
+    this.body = details.body;
+  }
+}
+
+/**
+ * A client of the /rest/system interface: one method per operation, a timeout on every call. It sends
+ * the key as X-API-Key, as Syncthing's own clients do, so it also speaks to Syncthing.
+ */
+export class SyncdClient {
+  readonly baseUrl: string;
+  readonly #apiKey: string | undefined;
+  readonly #timeoutMs: number;
+
+  constructor(options: ClientOptions) {
+    this.baseUrl = /^https?:\/\//.test(options.address)
+      ? options.address.replace(/\/+$/, '')
+      : `http://${options.address}`;
+    this.#apiKey = options.apiKey;
+    this.#timeoutMs = options.timeoutMs ?? 10_000;
+  }
+
+  ping(): Promise<{ ping: 'pong' }> {
+    return this.call('GET', '/rest/system/ping');
+  }
+
+  restart(): Promise<{ ok: string }> {
+    return this.call('POST', '/rest/system/restart');
+  }
+
+  shutdown(): Promise<{ ok: string }> {
+    return this.call('POST', '/rest/system/shutdown');
+  }
+
+  async errors(): Promise<RecentError[]> {
+    const { errors } = await this.call<{ errors: RecentError[] | null }>('GET', '/rest/system/error');
+    return errors ?? [];
+  }
+
+  addError(message: string): Promise<unknown> {
+    return this.call('POST', '/rest/system/error', message);
+  }
+
+  clearErrors(): Promise<unknown> {
+    return this.call('POST', '/rest/system/error/clear');
+  }
+
+  status(): Promise<Status> {
+    return this.call('GET', '/rest/system/status');
+  }
+
+  /** One request; resolves with the parsed JSON body (or text) of a 2xx answer, else rejects. */
+  call<T>(method: string, path: string, body?: string): Promise<T> {
+    const url = `${this.baseUrl}${path}`;
+    const headers: Record<string, string> = {};
+    if (this.#apiKey !== undefined) headers['x-api-key'] = this.#apiKey;
+    if (body !== undefined) {
+      headers['content-type'] = 'text/plain; charset=utf-8';
+      headers['content-length'] = String(Buffer.byteLength(body));
+    }
+    return new Promise((resolve, reject) => {
+      const req = httpRequest(url, { method, headers, agent: false }, (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('error', (error) => reject(noAnswer(method, url, error)));
+        response.on('end', () => {
+          const status = response.statusCode ?? 0;
+          const parsed = parseBody(Buffer.concat(chunks).toString('utf8'), response.headers);
+          if (status >= 200 && status < 300) resolve(parsed as T);
+          else
+            reject(
+              new ClientError(`${method} ${url}: ${status} ${errorMessage(parsed)}`, {
+                status,
+                body: parsed,
+              }),
+            );
+        });
+      });
+      req.setTimeout(this.#timeoutMs, () =>
+        req.destroy(Object.assign(new Error(`no answer within ${this.#timeoutMs}ms`), { code: 'ETIMEDOUT' })),
+      );
+      req.on('error', (error) => reject(noAnswer(method, url, error)));
+      req.end(body);
+    });
+  }
+}
+
+function noAnswer(method: string, url: string, error: NodeJS.ErrnoException): ClientError {
+  const code = error.code ?? 'EUNKNOWN';
+  const why = code === 'ECONNREFUSED' ? 'connection refused' : error.message;
+  return new ClientError(
+    `no service answering at ${url.replace(/^https?:\/\/([^/]+).*$/, '$1')}: ${why} (${method} ${url})`,
+    {
+      code,
+      cause: error,
+    },
+  );
+}
+
+function parseBody(text: string, headers: IncomingHttpHeaders): unknown {
+  if (!headers['content-type']?.includes('json')) return text;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function errorMessage(body: unknown): string {
+  if (typeof body === 'object' && body !== null && 'message' in body) return String(body.message);
+  return typeof body === 'string' && body !== '' ? body.trim() : '(no message)';
+}
