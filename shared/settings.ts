@@ -16,6 +16,8 @@ export interface Settings {
   crashWindowMs: number;
   /** A worker not ready this long after it was started is killed and counts as a crash. */
   startupTimeoutMs: number;
+  /** A serving worker that answers no heartbeat for this long is killed and counts as a crash. */
+  heartbeatTimeoutMs: number;
 }
 
 export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -89,6 +91,12 @@ export const settingSpecs = {
     help: 'a worker not ready this long after its start is killed and counts as a crash',
     default: '10s',
   },
+  heartbeatTimeout: {
+    flag: 'heartbeat-timeout',
+    env: 'SYNCD_HEARTBEAT_TIMEOUT',
+    help: 'a serving worker that answers no heartbeat for this long (event loop blocked) is killed and replaced',
+    default: '10s',
+  },
 } as const satisfies Record<string, SettingSpec>;
 
 export type SettingName = keyof typeof settingSpecs;
@@ -115,6 +123,10 @@ export function readSettings(argv: readonly string[], env: NodeJS.ProcessEnv): S
     startupTimeoutMs: readDuration(
       'startupTimeout',
       raw('startupTimeout') ?? settingSpecs.startupTimeout.default,
+    ),
+    heartbeatTimeoutMs: readDuration(
+      'heartbeatTimeout',
+      raw('heartbeatTimeout') ?? settingSpecs.heartbeatTimeout.default,
     ),
   };
 }

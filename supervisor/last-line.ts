@@ -1,5 +1,7 @@
-// Node ends every crash report with its own version line, which says nothing of the crash.
-const uninformative = /^(?:Node\.js v\d.*)?$/;
+// Lines that say nothing of why a process ended: Node's version line, which ends every crash report,
+// stack frames (JavaScript `at …` and native `12: 0x… …` after an out-of-memory abort) and the
+// banners around them.
+const uninformative = /^(?:|Node\.js v\d.*|at .*|\d+: 0x[0-9a-f]+ .*|-+ [\w ]+ -+|<--- [\w ]+ --->)$/;
 const MAX_LINE = 1000;
 
 /** Keeps the last informative line of a stream of text chunks, whatever the chunk boundaries. */

@@ -16,7 +16,7 @@ export const EXIT_GAVE_UP = 3;
 export interface SupervisorOptions {
   settings: Pick<
     Settings,
-    'logLevel' | 'drainTimeoutMs' | 'crashLimit' | 'crashWindowMs' | 'startupTimeoutMs'
+    'logLevel' | 'drainTimeoutMs' | 'crashLimit' | 'crashWindowMs' | 'startupTimeoutMs' | 'heartbeatTimeoutMs'
   >;
   apiKey: string;
   /** The listening socket, already bound; the supervisor hands its connections to the worker. */
@@ -52,6 +52,8 @@ export class Supervisor {
   readonly #timers = new Map<WorkerProcess, NodeJS.Timeout>();
   #respawnTimer: NodeJS.Timeout | undefined;
   #connectionSeq = 0;
+  #heartbeatSeq = 0;
+  #heartbeatTimer: NodeJS.Timeout | undefined;
   #restarts = 0;
   #crashes = 0;
   /** How earlier workers crashed, for the next worker's error list. */
@@ -73,7 +75,26 @@ export class Supervisor {
     options.server.on('connection', (socket) => this.accept(socket));
   }
 
+  // The serving worker is asked for a heartbeat several times per timeout; one that stays silent for
+  // the whole timeout has a blocked event loop and serves nobody: it is killed, and counts as a crash.
+  #heartbeat(): void {
+    const worker = this.#active;
+    if (!worker) return;
+    const { heartbeatTimeoutMs } = this.#options.settings;
+    const silentMs = Date.now() - worker.lastHeartbeat;
+    if (silentMs > heartbeatTimeoutMs) {
+      const reason = `it answered no heartbeat for ${silentMs}ms (timeout ${heartbeatTimeoutMs}ms): its event loop is blocked`;
+      this.#log.error({ workerPid: worker.pid }, `worker ${worker.pid} is hung: ${reason}; killing it`);
+      worker.kill('SIGKILL', reason);
+      return;
+    }
+    worker.send({ type: 'syncd:heartbeat', seq: ++this.#heartbeatSeq });
+  }
+
   start(): void {
+    const { heartbeatTimeoutMs } = this.#options.settings;
+    const every = Math.max(50, Math.min(1000, Math.floor(heartbeatTimeoutMs / 4)));
+    this.#heartbeatTimer = setInterval(() => this.#heartbeat(), every);
     this.#spawn('start');
   }
 
@@ -165,7 +186,7 @@ export class Supervisor {
         { workerPid: worker.pid, startupTimeoutMs: settings.startupTimeoutMs },
         'worker was not ready within the startup timeout; killing it',
       );
-      worker.kill('SIGKILL');
+      worker.kill('SIGKILL', `it was not ready within the startup timeout of ${settings.startupTimeoutMs}ms`);
     });
   }
 
@@ -188,13 +209,16 @@ export class Supervisor {
       } else if (action === 'restart') this.restart('API');
       else this.shutdown('API');
     },
-    'syncd:heartbeat': () => {},
+    'syncd:heartbeat': (_message, worker) => {
+      worker.lastHeartbeat = Date.now();
+    },
   };
 
   #onReady(worker: WorkerProcess): void {
     if (worker !== this.#starting) return;
     this.#clearTimer(worker);
     worker.readyAt = Date.now();
+    worker.lastHeartbeat = worker.readyAt;
     const previous = this.#active;
     const first = !this.#everReady;
     this.#everReady = true;
@@ -274,7 +298,7 @@ export class Supervisor {
     worker.send({ type: 'syncd:drain', reason }, undefined, () => worker.kill('SIGKILL'));
     this.#setTimer(worker, this.#options.settings.drainTimeoutMs + KILL_MARGIN_MS, () => {
       this.#log.warn({ workerPid: worker.pid }, 'worker did not stop within the drain timeout; killing it');
-      worker.kill('SIGKILL');
+      worker.kill('SIGKILL', 'it did not stop within the drain timeout');
     });
   }
 
@@ -293,6 +317,7 @@ export class Supervisor {
   #finish(exitCode: number): void {
     if (this.state === 'stopped') return;
     this.state = 'stopped';
+    clearInterval(this.#heartbeatTimer);
     for (const timer of this.#timers.values()) clearTimeout(timer);
     this.#log.info({ exitCode }, 'supervisor stopped');
     this.#resolveDone(exitCode);

@@ -12,6 +12,8 @@ export interface WorkerExit {
   lastStderrLine: string | undefined;
   /** Set when the process could not be started at all. */
   error?: Error;
+  /** Why the supervisor killed it, if it did. */
+  killReason?: string;
 }
 
 export interface WorkerEvents {
@@ -30,6 +32,10 @@ export class WorkerProcess {
   /** Set once the supervisor has told it to stop: its exit is then planned, never a crash. */
   stopRequested = false;
   exited = false;
+  /** Why the supervisor killed it, when it did: said in the crash report. */
+  killReason: string | undefined;
+  /** When it last answered a heartbeat (or became ready). */
+  lastHeartbeat = 0;
   /** Sockets handed over and not yet acknowledged, by id: still whole in the supervisor's hands. */
   readonly unacknowledged = new Map<number, Socket>();
   readonly #child: ReturnType<typeof execaNode>;
@@ -63,7 +69,14 @@ export class WorkerProcess {
       if (this.exited) return;
       this.exited = true;
       // The last stderr chunk may still be in the pipe when 'exit' fires; 'close' comes after it.
-      const report = () => events.onExit(this, { code, signal, lastStderrLine: this.#stderr.value, error });
+      const report = () =>
+        events.onExit(this, {
+          code,
+          signal,
+          lastStderrLine: this.#stderr.value,
+          error,
+          killReason: this.killReason,
+        });
       if (this.#child.stderr && !this.#child.stderr.closed) this.#child.stderr.once('close', report);
       else report();
     };
@@ -87,8 +100,10 @@ export class WorkerProcess {
     });
   }
 
-  kill(signal: NodeJS.Signals): void {
-    if (!this.exited) this.#child.kill(signal);
+  kill(signal: NodeJS.Signals, reason?: string): void {
+    if (this.exited) return;
+    this.killReason ??= reason;
+    this.#child.kill(signal);
   }
 }
 
@@ -97,7 +112,7 @@ export function describeExit(pid: number, exit: WorkerExit): string {
   const how = exit.error
     ? `could not be started (${exit.error.message})`
     : exit.signal
-      ? `was killed by ${exit.signal}`
+      ? `was killed by ${exit.signal}${exit.killReason ? ` because ${exit.killReason}` : ''}`
       : `exited with code ${exit.code}`;
   const said = exit.lastStderrLine ? `; its last stderr line: ${exit.lastStderrLine}` : '';
   return `worker ${pid} ${how}${said}`;

@@ -5,6 +5,7 @@ import { apiKeyChecker } from './auth.ts';
 import { type ErrorBody, errorBody, HttpError, methodNotAllowed, notFound, unauthorized } from './errors.ts';
 import type { RecentErrors } from './recent-errors.ts';
 import { type StatusSource, systemRoutes } from './system-routes.ts';
+import { testRoutes } from './test-routes.ts';
 
 /** The largest request body accepted (the error text posted to /rest/system/error included). */
 export const BODY_LIMIT = 64 * 1024;
@@ -19,6 +20,8 @@ export interface AppOptions {
   onAction: (action: Action) => void;
   /** True once the worker is stopping: responses then close their connection. */
   isDraining: () => boolean;
+  /** Adds the misbehaving /rest/test routes (SYNCD_TEST_ROUTES=1); for tests only. */
+  testRoutes?: boolean;
 }
 
 /** The HTTP application, apart from any socket: tests drive it with `inject()`. */
@@ -73,6 +76,7 @@ export function buildApp(options: AppOptions) {
 
   app.get('/rest/noauth/health', async () => ({ status: 'OK' }));
   app.register(systemRoutes, { ...options, prefix: '/rest/system' });
+  if (options.testRoutes) app.register(testRoutes, { prefix: '/rest/test' });
   return app;
 }
 

@@ -1,5 +1,6 @@
 // The worker process: serves HTTP on the connections its supervisor hands over, until told to stop.
 import { runWorker } from './run-worker.ts';
+import { TEST_ROUTES_ENV } from './test-routes.ts';
 
 if (!process.send) {
   process.stderr.write('syncd worker: start the supervisor (npm start); the worker needs its IPC channel\n');
@@ -15,5 +16,7 @@ process.on('uncaughtException', (error) => {
   process.exit(1);
 });
 
-await runWorker(process as Parameters<typeof runWorker>[0]);
+await runWorker(process as Parameters<typeof runWorker>[0], {
+  testRoutes: process.env[TEST_ROUTES_ENV] === '1',
+});
 process.exit(0);

@@ -30,7 +30,7 @@ const RESTART_IDLE_GRACE_MS = 1000;
  * Runs a worker: waits for the supervisor's init, serves the connections it hands over, answers its
  * heartbeats, and drains when told. Resolves when the worker has stopped and may exit.
  */
-export function runWorker(parent: ParentChannel): Promise<void> {
+export function runWorker(parent: ParentChannel, options: { testRoutes?: boolean } = {}): Promise<void> {
   return new Promise((stopped) => {
     const early: Array<[SupervisorMessage, unknown]> = [];
     let handle: ((message: SupervisorMessage, extra: unknown) => void) | undefined;
@@ -62,6 +62,7 @@ export function runWorker(parent: ParentChannel): Promise<void> {
         status: { startTime: new Date(), address: init.address, supervisor: () => supervisor },
         onAction: (action) => send({ type: 'syncd:action', action }),
         isDraining: () => draining,
+        testRoutes: options.testRoutes,
       });
       await app.ready();
       const pool = new ConnectionPool(app.server);

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
@@ -43,6 +44,8 @@ export interface StartOptions {
   apiKey?: string;
   /** Wait for the `ready` line (default true). */
   waitReady?: boolean;
+  /** Start it as users do in containers, with `npm start`; `process` is then npm. */
+  viaNpm?: boolean;
 }
 
 interface Teardown {
@@ -55,7 +58,10 @@ export async function startService(t: Teardown, options: StartOptions = {}): Pro
   const port = await getPort({ host: '127.0.0.1' });
   const address = `127.0.0.1:${port}`;
   const apiKey = options.apiKey ?? `test-key-${port}-${Math.random().toString(36).slice(2)}`;
-  const child = execa('node', [supervisorEntry, ...(options.args ?? [])], {
+  const [command, args] = options.viaNpm
+    ? ['npm', ['start', '--silent', '--', ...(options.args ?? [])]]
+    : ['node', [supervisorEntry, ...(options.args ?? [])]];
+  const child = execa(command, args, {
     cwd: root,
     env: {
       SYNCD_HOME: home,
@@ -130,9 +136,11 @@ export async function startService(t: Teardown, options: StartOptions = {}): Pro
   const stop = async () => {
     if (stopped) return;
     stopped = true;
+    // Workers first: one with a blocked event loop never sees its supervisor go, and it holds the
+    // stdout pipe it inherited, so the supervisor's result would never settle while it lives.
+    for (const pid of [...workerPids, ...supervisorPids(logs)]) killIfAlive(pid);
     child.kill('SIGKILL');
     await exited;
-    for (const pid of workerPids) killIfAlive(pid);
     if (!options.home) await rm(home, { recursive: true, force: true });
   };
   t.teardown(stop);
@@ -231,13 +239,27 @@ export async function waitFor<T>(
   throw new Error(`${what}: not within ${timeoutMs}ms${lastError ? ` (last error: ${lastError})` : ''}`);
 }
 
+/**
+ * Whether the process still runs. A zombie has exited and only waits to be reaped by whichever process
+ * adopted it, which can take a while in a container: it counts as gone.
+ */
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch {
     return false;
   }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return true;
+  }
+}
+
+/** The supervisor pids the log names: under npm, the supervisor is npm's child, not `process`. */
+export function supervisorPids(logs: LogLine[]): number[] {
+  return [...new Set(logs.filter((line) => line.role === 'supervisor').map((line) => line.pid))];
 }
 
 function killIfAlive(pid: number): void {

@@ -1,0 +1,87 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+import getPort from 'get-port';
+import t from 'tap';
+import { call, startService } from '../helpers/service.ts';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const script = join(root, 'dist', 'scripts', 'healthcheck.js');
+
+/** Runs the health check as a container does, with nothing but the environment given. */
+async function healthcheck(env: Record<string, string>, viaNpm = false) {
+  const started = Date.now();
+  const result = await execa(
+    viaNpm ? 'npm' : 'node',
+    viaNpm ? ['run', '--silent', 'healthcheck'] : [script],
+    {
+      cwd: root,
+      env: { SYNCD_ADDRESS: '', SYNCD_API_KEY: '', SYNCD_HOME: '', ...env },
+      extendEnv: true,
+      reject: false,
+      timeout: 20_000,
+    },
+  );
+  return { exitCode: result.exitCode, output: `${result.stdout}${result.stderr}`, ms: Date.now() - started };
+}
+
+t.test(
+  'healthy: address and key from the environment, as `node <file>` and `npm run healthcheck`',
+  async (t) => {
+    const service = await startService(t);
+    const env = { SYNCD_ADDRESS: service.address, SYNCD_API_KEY: service.apiKey };
+    const direct = await healthcheck(env);
+    t.equal(direct.exitCode, 0, direct.output);
+    t.match(direct.output, /healthy: pong from/);
+    t.equal((await healthcheck(env, true)).exitCode, 0, 'through npm run');
+  },
+);
+
+t.test('healthy: address and key from the home alone', async (t) => {
+  const service = await startService(t, { env: { SYNCD_API_KEY: '' } });
+  const result = await healthcheck({ SYNCD_HOME: service.home });
+  t.equal(result.exitCode, 0, result.output);
+});
+
+t.test('a wildcard listening address is checked through loopback', async (t) => {
+  const service = await startService(t);
+  const port = service.address.split(':')[1];
+  const result = await healthcheck({ SYNCD_ADDRESS: `0.0.0.0:${port}`, SYNCD_API_KEY: service.apiKey });
+  t.equal(result.exitCode, 0, result.output);
+});
+
+t.test('unhealthy when nothing answers, with the address named', async (t) => {
+  const port = await getPort({ host: '127.0.0.1' });
+  const result = await healthcheck({ SYNCD_ADDRESS: `127.0.0.1:${port}`, SYNCD_API_KEY: 'x'.repeat(20) });
+  t.equal(result.exitCode, 1);
+  t.match(
+    result.output,
+    new RegExp(`unhealthy: no service answering at 127.0.0.1:${port}: connection refused`),
+  );
+});
+
+t.test('unhealthy with a wrong key', async (t) => {
+  const service = await startService(t);
+  const result = await healthcheck({ SYNCD_ADDRESS: service.address, SYNCD_API_KEY: 'wrong-key-0123456789' });
+  t.equal(result.exitCode, 1);
+  t.match(result.output, /401/);
+});
+
+t.test('unhealthy within 2 s when the service accepts but never answers', async (t) => {
+  const service = await startService(t, { env: { SYNCD_TEST_ROUTES: '1', SYNCD_HEARTBEAT_TIMEOUT: '1m' } });
+  await call(service, 'POST', '/rest/test/block');
+  const result = await healthcheck({ SYNCD_ADDRESS: service.address, SYNCD_API_KEY: service.apiKey });
+  t.equal(result.exitCode, 1);
+  t.ok(result.ms < 2000 + 1500, `gave up after ${result.ms}ms (2 s timeout plus process start)`);
+});
+
+t.test('with no key anywhere it says where to put one', async (t) => {
+  const home = await mkdtemp(join(tmpdir(), 'syncd-hc-'));
+  t.teardown(() => rm(home, { recursive: true, force: true }));
+  const port = await getPort({ host: '127.0.0.1' });
+  const result = await healthcheck({ SYNCD_HOME: home, SYNCD_ADDRESS: `127.0.0.1:${port}` });
+  t.equal(result.exitCode, 1);
+  t.match(result.output, /no API key found/);
+});

@@ -1,0 +1,209 @@
+import t from 'tap';
+import { startPingers } from '../helpers/pingers.ts';
+import { call, isAlive, type Service, startService, waitFor } from '../helpers/service.ts';
+
+const testRoutes = { SYNCD_TEST_ROUTES: '1' };
+
+async function workerPid(service: Service): Promise<number> {
+  return (await call(service, 'GET', '/rest/system/status')).body.pid;
+}
+
+/** Resolves with the serving worker's pid once it differs from `old`. */
+function nextWorker(service: Service, old: number): Promise<number> {
+  return waitFor(`a worker other than ${old}`, async () => {
+    const pid = await workerPid(service).catch(() => old);
+    return pid !== old ? pid : undefined;
+  });
+}
+
+t.test('20 restarts in a row while 4 clients ping every 5 ms: no ping fails', async (t) => {
+  const service = await startService(t);
+  // Two clients keep their connection alive across pings, two open one per ping.
+  const kept = startPingers({
+    url: service.url,
+    apiKey: service.apiKey,
+    clients: 2,
+    intervalMs: 5,
+    keepAlive: true,
+  });
+  const fresh = startPingers({
+    url: service.url,
+    apiKey: service.apiKey,
+    clients: 2,
+    intervalMs: 5,
+    keepAlive: false,
+  });
+  let pid = await workerPid(service);
+  for (let i = 0; i < 20; i++) {
+    t.equal((await call(service, 'POST', '/rest/system/restart')).status, 200);
+    pid = await nextWorker(service, pid);
+  }
+  const reports = [await kept.stop(), await fresh.stop()];
+  const failures = reports.flatMap((report) => report.failures);
+  t.same(failures, [], 'no refused connection, no reset, no non-200');
+  t.ok(reports[0]!.ok > 100 && reports[1]!.ok > 100, `pings answered: ${reports[0]!.ok} + ${reports[1]!.ok}`);
+  t.ok(reports[0]!.closes > 0, 'keep-alive connections were let go with Connection: close');
+  t.equal((await call(service, 'GET', '/rest/system/status')).body.supervisor.restarts, 20);
+  t.equal(
+    service.logs.filter((line) => line.msg === 'ready').length,
+    1,
+    'one ready line, for the first worker',
+  );
+});
+
+for (const how of ['restart', 'shutdown', 'SIGTERM'] as const) {
+  t.test(`a request in flight when ${how} arrives is answered in full`, async (t) => {
+    const service = await startService(t, { env: testRoutes });
+    const slow = call(service, 'GET', '/rest/test/slow?ms=1500&chunks=5');
+    await service.waitForLog(() => true); // the service is up; give the request a moment to start
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    if (how === 'SIGTERM') service.process.kill('SIGTERM');
+    else t.equal((await call(service, 'POST', `/rest/system/${how}`)).status, 200);
+    const response = await slow;
+    t.equal(response.status, 200);
+    t.match(response.body, /part 5 of 5\ndone after 1500ms\n$/, 'the whole body');
+    if (how !== 'restart') t.equal((await service.exited).exitCode, 0, 'then the supervisor exits 0');
+  });
+}
+
+t.test('past the drain timeout the request still running is cut, and that is logged', async (t) => {
+  const service = await startService(t, { env: { ...testRoutes, SYNCD_DRAIN_TIMEOUT: '500ms' } });
+  const old = await workerPid(service);
+  const slow = call(service, 'GET', '/rest/test/slow?ms=5000&chunks=50').then(
+    () => 'answered',
+    (error: NodeJS.ErrnoException) => error.code ?? error.message,
+  );
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  await call(service, 'POST', '/rest/system/restart');
+  t.not(await slow, 'answered', 'the slow request was cut');
+  const line = await service.waitForLog(
+    (l) => l.pid === old && /drain timeout passed; cut 1 connections/.test(l.msg),
+  );
+  t.equal(line.level, 40, 'logged as a warning');
+  await waitFor('the old worker gone', async () => (isAlive(old) ? undefined : true));
+});
+
+t.test('intentional restarts never count as crashes', async (t) => {
+  // With a crash limit of 0 the first crash would end the supervisor.
+  const service = await startService(t, { env: { SYNCD_CRASH_LIMIT: '0' } });
+  let pid = await workerPid(service);
+  for (let i = 0; i < 10; i++) {
+    await call(service, 'POST', '/rest/system/restart');
+    pid = await nextWorker(service, pid);
+  }
+  process.kill(service.process.pid!, 'SIGHUP');
+  await nextWorker(service, pid);
+  const status = (await call(service, 'GET', '/rest/system/status')).body;
+  t.same([status.supervisor.restarts, status.supervisor.crashes], [11, 0]);
+  t.notOk(
+    service.logs.some((line) => line.level >= 50),
+    'nothing logged as an error',
+  );
+});
+
+t.test('a worker that throws is replaced after a backoff that grows', async (t) => {
+  const service = await startService(t, { env: testRoutes });
+  let pid = await workerPid(service);
+  for (let i = 0; i < 3; i++) {
+    await call(service, 'POST', '/rest/test/crash');
+    pid = await nextWorker(service, pid);
+  }
+  const delays = service.logs.filter((line) => typeof line.delayMs === 'number').map((line) => line.delayMs);
+  t.same(delays, [100, 200, 400]);
+  const { errors } = (await call(service, 'GET', '/rest/system/error')).body;
+  t.equal(errors.length, 1);
+  t.match(
+    errors[0].message,
+    /exited with code 1; its last stderr line: worker crashed: uncaught Error: crash asked for by a test/,
+  );
+  t.equal((await call(service, 'GET', '/rest/system/status')).body.supervisor.crashes, 3);
+});
+
+t.test('a worker out of memory is replaced and its successor says so', async (t) => {
+  const service = await startService(t, { env: { ...testRoutes, NODE_OPTIONS: '--max-old-space-size=48' } });
+  const old = await workerPid(service);
+  await call(service, 'POST', '/rest/test/oom');
+  await nextWorker(service, old);
+  const { errors } = (await call(service, 'GET', '/rest/system/error')).body;
+  t.match(
+    errors[0]?.message,
+    new RegExp(
+      `worker ${old} was killed by SIGABRT; its last stderr line: FATAL ERROR: .*heap out of memory`,
+    ),
+  );
+});
+
+t.test('a hung worker is killed and replaced, and counts as a crash', async (t) => {
+  const service = await startService(t, { env: { ...testRoutes, SYNCD_HEARTBEAT_TIMEOUT: '1s' } });
+  const old = await workerPid(service);
+  await call(service, 'POST', '/rest/test/block');
+  await nextWorker(service, old);
+  t.notOk(isAlive(old), 'the hung worker is gone');
+  const status = (await call(service, 'GET', '/rest/system/status')).body;
+  t.equal(status.supervisor.crashes, 1);
+  const { errors } = (await call(service, 'GET', '/rest/system/error')).body;
+  t.match(errors[0]?.message, /killed by SIGKILL because it answered no heartbeat/);
+});
+
+t.test('too many crashes: the supervisor gives up with code 3 and one line saying why', async (t) => {
+  const service = await startService(t, { env: { ...testRoutes, SYNCD_CRASH_LIMIT: '2' } });
+  let pid = await workerPid(service);
+  for (let i = 0; i < 2; i++) {
+    await call(service, 'POST', '/rest/test/crash');
+    pid = await nextWorker(service, pid);
+  }
+  await call(service, 'POST', '/rest/test/crash');
+  t.equal((await service.exited).exitCode, 3);
+  const fatal = service.logs.filter((line) => line.level === 60);
+  t.equal(fatal.length, 1, 'one fatal line');
+  t.match(fatal[0]?.msg, /3 worker crashes within 60s \(limit 2\): giving up/);
+  t.notOk(isAlive(pid), 'no worker left');
+});
+
+t.test('a worker not ready within the startup timeout counts as a crash', async (t) => {
+  // 1 ms is less than any worker needs, so each start fails and the supervisor soon gives up.
+  const service = await startService(t, {
+    env: { SYNCD_STARTUP_TIMEOUT: '1ms', SYNCD_CRASH_LIMIT: '1' },
+    waitReady: false,
+  });
+  t.equal((await service.exited).exitCode, 3);
+  t.ok(service.logs.some((line) => /not ready within the startup timeout of 1ms/.test(line.msg)));
+  t.notOk(
+    service.logs.some((line) => line.msg === 'ready'),
+    'never ready',
+  );
+});
+
+t.test('a second SIGTERM while draining ends everything at once', async (t) => {
+  const service = await startService(t, { env: testRoutes });
+  const pid = await workerPid(service);
+  const slow = call(service, 'GET', '/rest/test/slow?ms=10000').catch(() => 'cut');
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  service.process.kill('SIGTERM');
+  await service.waitForLog((line) => line.msg === 'worker draining');
+  const secondAt = Date.now();
+  service.process.kill('SIGTERM');
+  const { exitCode } = await service.exited;
+  t.ok(Date.now() - secondAt < 3000, 'at once, not after the 10 s request');
+  t.equal(exitCode, 1);
+  t.equal(await slow, 'cut');
+  await waitFor('the worker gone', async () => (isAlive(pid) ? undefined : true), 3000);
+});
+
+t.test('SIGHUP restarts the worker', async (t) => {
+  const service = await startService(t);
+  const old = await workerPid(service);
+  process.kill(service.process.pid!, 'SIGHUP');
+  await nextWorker(service, old);
+  t.ok(service.logs.some((line) => line.msg === 'restarting' && line.reason === 'SIGHUP'));
+});
+
+t.test('a worker whose supervisor was killed exits within 1 s', async (t) => {
+  const service = await startService(t);
+  const pid = await workerPid(service);
+  service.process.kill('SIGKILL');
+  await service.exited;
+  const killedAt = Date.now();
+  await waitFor('the orphaned worker gone', async () => (isAlive(pid) ? undefined : true), 2000);
+  t.ok(Date.now() - killedAt <= 1000, `gone after ${Date.now() - killedAt}ms`);
+});
