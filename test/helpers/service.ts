@@ -46,6 +46,8 @@ export interface StartOptions {
   waitReady?: boolean;
   /** Start it as users do in containers, with `npm start`; `process` is then npm. */
   viaNpm?: boolean;
+  /** Where `npm start` runs (default: this checkout). */
+  cwd?: string;
 }
 
 interface Teardown {
@@ -55,14 +57,13 @@ interface Teardown {
 /** Starts the real supervisor as a process on a free loopback port; `t.teardown` ends it. */
 export async function startService(t: Teardown, options: StartOptions = {}): Promise<Service> {
   const home = options.home ?? (await mkdtemp(join(tmpdir(), 'syncd-test-')));
-  const port = await getPort({ host: '127.0.0.1' });
-  const address = `127.0.0.1:${port}`;
-  const apiKey = options.apiKey ?? `test-key-${port}-${Math.random().toString(36).slice(2)}`;
+  const address = options.env?.SYNCD_ADDRESS ?? `127.0.0.1:${await getPort({ host: '127.0.0.1' })}`;
+  const apiKey = options.apiKey ?? `test-key-${Math.random().toString(36).slice(2)}-${Date.now()}`;
   const [command, args] = options.viaNpm
     ? ['npm', ['start', '--silent', '--', ...(options.args ?? [])]]
     : ['node', [supervisorEntry, ...(options.args ?? [])]];
   const child = execa(command, args, {
-    cwd: root,
+    cwd: options.cwd ?? root,
     env: {
       SYNCD_HOME: home,
       SYNCD_ADDRESS: address,
