@@ -34,6 +34,9 @@ export class ConnectionPool {
   }
 
   serve(socket: Socket): void {
+    // Node's HTTP server turns Nagle's algorithm off on the connections it accepts itself; a handed-over
+    // connection would keep the supervisor's default. Set it so that both behave alike.
+    socket.setNoDelay(true);
     this.#sockets.add(socket);
     socket.once('close', () => {
       this.#sockets.delete(socket);

@@ -4,7 +4,7 @@ export interface PingReport {
   ok: number;
   /** Every ping that did not end in a 200 pong: the error code or the status. */
   failures: string[];
-  /** Milliseconds, one per ping. */
+  /** Milliseconds, one per answered ping. */
   latencies: number[];
   /** Responses that carried Connection: close (a draining worker letting go of a keep-alive connection). */
   closes: number;
@@ -30,7 +30,8 @@ export function startPingers(options: PingerOptions): { stop(): Promise<PingRepo
     while (running) {
       const started = performance.now();
       const outcome = await ping(options, agent);
-      report.latencies.push(performance.now() - started);
+      // Latency of answered pings only: a refused connection fails in no time and would flatter.
+      if (outcome.result === 'ok') report.latencies.push(performance.now() - started);
       if (outcome.closed) report.closes += 1;
       if (outcome.result === 'ok') report.ok += 1;
       else report.failures.push(outcome.result);
@@ -64,8 +65,11 @@ function ping(
         );
         response.on('end', () => {
           const closed = response.headers.connection === 'close';
-          const good = response.statusCode === 200 && body === '{"ping":"pong"}';
-          resolve({ result: good ? 'ok' : `status ${response.statusCode}: ${body}`, closed });
+          const good = response.statusCode === 200 && isPong(body);
+          resolve({
+            result: good ? 'ok' : `status ${response.statusCode}: ${body.replace(/\s+/g, ' ').slice(0, 80)}`,
+            closed,
+          });
         });
       },
     );
@@ -75,4 +79,13 @@ function ping(
     );
     req.end();
   });
+}
+
+// Any JSON spelling of the pong counts: Syncthing indents its answers.
+function isPong(body: string): boolean {
+  try {
+    return (JSON.parse(body) as { ping?: unknown }).ping === 'pong';
+  } catch {
+    return false;
+  }
 }

@@ -1,0 +1,222 @@
+// `npm run bench`: measures syncd against its targets and, when it is installed, Syncthing in the same
+// run, and prints a markdown report for BENCHMARKS.md. Not part of `npm test`: on shared machines the
+// absolute figures move from run to run, so compare the ratios taken in one run.
+import { execFileSync } from 'node:child_process';
+import { cpus, totalmem } from 'node:os';
+import { parseArgs } from 'node:util';
+import {
+  has,
+  idleRss,
+  median,
+  restartsUnderLoad,
+  shutdownToExit,
+  startToPong,
+  throughput,
+} from './bench/measure.ts';
+import { bareNode, directApp, syncd, syncthing, type Target } from './bench/targets.ts';
+
+const { values } = parseArgs({
+  options: {
+    restarts: { type: 'string', default: '20' },
+    runs: { type: 'string', default: '5' },
+    seconds: { type: 'string', default: '5' },
+    rounds: { type: 'string', default: '3' },
+    quick: { type: 'boolean', default: false },
+    // Restarts in a row, alone: `npm run bench -- --endurance 1000`.
+    endurance: { type: 'string' },
+  },
+});
+
+if (values.endurance) {
+  const { endurance } = await import('./bench/measure.ts');
+  const count = Number(values.endurance);
+  const started = performance.now();
+  const result = await endurance(syncd, count);
+  const seconds = ((performance.now() - started) / 1000).toFixed(0);
+  process.stdout.write(
+    `${result.done} of ${count} API restarts in a row in ${seconds} s; afterwards the service is ${result.up ? 'up' : 'DOWN'}, ` +
+      `counting ${result.restarts} restarts and ${result.crashes} crashes\n`,
+  );
+  process.exit(result.up && result.done === count ? 0 : 1);
+}
+const quick = values.quick;
+const restarts = quick ? 3 : Number(values.restarts);
+const runs = quick ? 2 : Number(values.runs);
+const seconds = quick ? 2 : Number(values.seconds);
+const rounds = quick ? 1 : Number(values.rounds);
+// Syncthing's monitor gives up for good after 4 starts within 60 s, restarts asked for included.
+const SYNCTHING_RESTARTS = 3;
+
+const withSyncthing = await has('syncthing');
+const services: Target[] = withSyncthing ? [syncd, syncthing] : [syncd];
+const log = (text: string) => process.stderr.write(`${text}\n`);
+
+const rows: string[][] = [];
+const row = (what: string, figures: Record<string, string>, target: string, verdict: string) =>
+  rows.push([what, figures.syncd ?? '', figures.syncthing ?? '–', figures.ratio ?? '', target, verdict]);
+const fmt = (n: number, digits = 0) => n.toFixed(digits);
+const ratio = (a: number, b: number | undefined) => (b ? `${fmt(a / b, 2)}×` : '');
+const verdict = (ok: boolean, miss: string) => (ok ? 'met' : `missed: ${miss}`);
+/** syncd's figure beside Syncthing's, when there is one, and their ratio. */
+const compare = (ours: number, theirs: number | undefined, digits = 0) => ({
+  syncd: fmt(ours, digits),
+  syncthing: theirs === undefined ? '–' : fmt(theirs, digits),
+  ratio: ratio(ours, theirs),
+});
+
+// 1. Process start to first pong.
+const start: Record<string, number> = {};
+for (const service of services) {
+  log(`start to first pong: ${service.name}`);
+  const times = [];
+  for (let i = 0; i < runs; i++) times.push(await startToPong(service));
+  start[service.name] = median(times);
+}
+row(
+  `start to first pong, median of ${runs} (ms)`,
+  compare(start.syncd!, start.syncthing),
+  '≤ 300',
+  verdict(start.syncd! <= 300, `${fmt(start.syncd! - 300)} ms over`),
+);
+
+// 2. Restarts under load.
+log(`${restarts} restarts under load: syncd`);
+const ours = await restartsUnderLoad(syncd, restarts);
+let theirs: Awaited<ReturnType<typeof restartsUnderLoad>> | undefined;
+if (withSyncthing) {
+  log(`${SYNCTHING_RESTARTS} restarts under load: syncthing`);
+  theirs = await restartsUnderLoad(syncthing, SYNCTHING_RESTARTS);
+}
+const pingsOf = (r: typeof ours | undefined) => (r ? `${r.failed} of ${r.pings}` : '–');
+row(
+  `failed pings across restarts (syncd ${ours.restarts}, Syncthing ${theirs?.restarts ?? 0})`,
+  { syncd: pingsOf(ours), syncthing: theirs ? `${pingsOf(theirs)} (${theirs.failures.join(', ')})` : '–' },
+  '0',
+  verdict(ours.failed === 0 && ours.survived, `${ours.failed} failed (${ours.failures.join(', ')})`),
+);
+row(
+  'worst answered ping during restarts (ms)',
+  compare(ours.worstMs, theirs?.worstMs),
+  '≤ 200',
+  verdict(ours.worstMs <= 200, `${fmt(ours.worstMs - 200)} ms over`),
+);
+row('99th-percentile answered ping during restarts (ms)', compare(ours.p99Ms, theirs?.p99Ms, 1), '', '');
+row(
+  'restart request to the new process answering, median (ms)',
+  compare(ours.restartToPongMs, theirs?.restartToPongMs),
+  '',
+  '',
+);
+
+// 3. Shutdown of an idle service to process exit.
+const stop: Record<string, number> = {};
+for (const service of services) {
+  log(`shutdown to exit: ${service.name}`);
+  const times = [];
+  for (let i = 0; i < runs; i++) times.push(await shutdownToExit(service));
+  stop[service.name] = median(times);
+}
+row(
+  `shutdown request to exit, idle, median of ${runs} (ms)`,
+  compare(stop.syncd!, stop.syncthing),
+  '≤ 150',
+  verdict(stop.syncd! <= 150, `${fmt(stop.syncd! - 150)} ms over`),
+);
+
+// 4. Ping throughput, every server up at once and measured in turns, so that each round sees the same machine.
+const servers = [...services, bareNode, directApp];
+const running = await Promise.all(servers.map((server) => server.start()));
+const { untilPong } = await import('./bench/measure.ts');
+await Promise.all(running.map((r) => untilPong(r, 30_000)));
+const rps: Record<string, number[]> = {};
+let tool = '';
+for (let round = 0; round < rounds; round++) {
+  for (const [i, server] of servers.entries()) {
+    log(`throughput round ${round + 1}: ${server.name}`);
+    const result = await throughput(running[i]!, seconds);
+    tool = result.tool;
+    (rps[server.name] ??= []).push(result.rps);
+  }
+}
+// A new connection per ping: what handing each connection over costs.
+const fresh: Record<string, number[]> = {};
+for (let round = 0; round < rounds; round++) {
+  for (const [i, server] of servers.entries()) {
+    if (server !== syncd && server !== directApp) continue;
+    log(`new-connection throughput round ${round + 1}: ${server.name}`);
+    (fresh[server.name] ??= []).push((await throughput(running[i]!, seconds, false)).rps);
+  }
+}
+await Promise.all(running.map((r) => r.stop()));
+const tput = Object.fromEntries(Object.entries(rps).map(([name, values]) => [name, median(values)]));
+const ofBare = tput.syncd! / tput['node:http']!;
+row(
+  `ping throughput, ${tool}, ${seconds} s, median of ${rounds} (requests/s)`,
+  compare(tput.syncd!, tput.syncthing),
+  '≥ Syncthing',
+  withSyncthing
+    ? verdict(tput.syncd! >= tput.syncthing!, `${fmt(100 * (1 - tput.syncd! / tput.syncthing!))}% below`)
+    : 'no Syncthing to compare',
+);
+row(
+  'ping throughput against a bare node:http server answering the same bytes',
+  { syncd: fmt(tput.syncd!), syncthing: `node:http ${fmt(tput['node:http']!)}`, ratio: `${fmt(ofBare, 2)}×` },
+  '≥ 0.85×',
+  verdict(ofBare >= 0.85, `${fmt(ofBare, 2)}×`),
+);
+row(
+  'ping throughput of the same app listening itself, without the handoff',
+  {
+    syncd: fmt(tput.syncd!),
+    syncthing: `direct ${fmt(tput['syncd app, no handoff']!)}`,
+    ratio: `${fmt(tput.syncd! / tput['syncd app, no handoff']!, 2)}×`,
+  },
+  '',
+  '',
+);
+
+const freshOurs = median(fresh.syncd ?? []);
+const freshDirect = median(fresh['syncd app, no handoff'] ?? []);
+row(
+  'pings per second with a new connection for each, against the app listening itself',
+  {
+    syncd: fmt(freshOurs),
+    syncthing: `direct ${fmt(freshDirect)}`,
+    ratio: `${fmt(freshOurs / freshDirect, 2)}×`,
+  },
+  '',
+  '',
+);
+
+// 5. Idle memory.
+const memory: Record<string, { parentMb: number; childMb: number }> = {};
+for (const service of services) {
+  log(`idle RSS: ${service.name}`);
+  memory[service.name] = await idleRss(service);
+}
+const rssLimits = [
+  ['supervisor / monitor', 'parentMb', 50],
+  ['worker / main process', 'childMb', 75],
+] as const;
+for (const [what, field, limit] of rssLimits) {
+  const ours = memory.syncd![field];
+  row(
+    `idle RSS, ${what} (MB)`,
+    compare(ours, memory.syncthing?.[field], 1),
+    `≤ ${limit}`,
+    verdict(ours <= limit, `${fmt(ours - limit, 1)} MB over`),
+  );
+}
+
+const syncthingVersion = withSyncthing
+  ? execFileSync('syncthing', ['--version'], { encoding: 'utf8' }).split(' (')[0]
+  : 'not installed';
+const lines = [
+  `Run ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC; ${cpus().length} × ${cpus()[0]?.model.trim()}, ${fmt(totalmem() / 2 ** 30)} GiB;`,
+  `Node ${process.version}; ${syncthingVersion}; restarts: syncd ${restarts}, Syncthing ${withSyncthing ? SYNCTHING_RESTARTS : 0}.`,
+  '',
+  '| measure | syncd | Syncthing | syncd / Syncthing | target | verdict |',
+  '|---|---|---|---|---|---|',
+  ...rows.map((cells) => `| ${cells.join(' | ')} |`),
+];
+process.stdout.write(`${lines.join('\n')}\n`);

@@ -1,0 +1,256 @@
+import { execFile } from 'node:child_process';
+import { readdir, readFile } from 'node:fs/promises';
+import { request } from 'node:http';
+import { promisify } from 'node:util';
+import { startPingers } from '../pingers.ts';
+import type { Running, Target } from './targets.ts';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Milliseconds from spawning the process to its first 200 pong. */
+export async function startToPong(target: Target): Promise<number> {
+  const started = performance.now();
+  const running = await target.start();
+  try {
+    await untilPong(running, 30_000);
+    return performance.now() - started;
+  } finally {
+    await running.stop();
+  }
+}
+
+export interface RestartResult {
+  restarts: number;
+  pings: number;
+  failed: number;
+  /** A sample of what failed, such as ECONNREFUSED. */
+  failures: string[];
+  /** Over the pings that were answered. */
+  p99Ms: number;
+  worstMs: number;
+  /** From the restart request to the first pong of the new process, median. */
+  restartToPongMs: number;
+  /** Whether the service was still up after the last restart. */
+  survived: boolean;
+}
+
+/** `restarts` restarts in a row while 4 clients ping every 5 ms, two over keep-alive connections. */
+export async function restartsUnderLoad(target: Target, restarts: number): Promise<RestartResult> {
+  const running = await target.start();
+  try {
+    await untilPong(running, 30_000);
+    const kept = startPingers({
+      url: running.url,
+      apiKey: running.apiKey,
+      clients: 2,
+      intervalMs: 5,
+      keepAlive: true,
+    });
+    const fresh = startPingers({
+      url: running.url,
+      apiKey: running.apiKey,
+      clients: 2,
+      intervalMs: 5,
+      keepAlive: false,
+    });
+    const times: number[] = [];
+    let survived = true;
+    for (let i = 0; i < restarts && survived; i++) {
+      const before = (await json(running, 'GET', '/rest/system/status')).startTime;
+      const asked = performance.now();
+      await json(running, 'POST', '/rest/system/restart').catch(() => undefined);
+      const after = await until(30_000, async () => {
+        const status = await json(running, 'GET', '/rest/system/status').catch(() => undefined);
+        return status && status.startTime !== before ? status : undefined;
+      });
+      survived = after !== undefined;
+      if (survived) times.push(performance.now() - asked);
+    }
+    const reports = [await kept.stop(), await fresh.stop()];
+    const latencies = reports.flatMap((r) => r.latencies).sort((a, b) => a - b);
+    const failures = reports.flatMap((r) => r.failures);
+    return {
+      restarts: times.length,
+      pings: latencies.length + failures.length,
+      failed: failures.length,
+      failures: [...new Set(failures.map((f) => f.slice(0, 40)))].slice(0, 3),
+      p99Ms: percentile(latencies, 0.99),
+      worstMs: latencies.at(-1) ?? 0,
+      restartToPongMs: median(times),
+      survived,
+    };
+  } finally {
+    await running.stop();
+  }
+}
+
+/** `count` restarts in a row, each waited for; whether the service is still up and what it counted. */
+export async function endurance(
+  target: Target,
+  count: number,
+): Promise<{ done: number; up: boolean; restarts: number; crashes: number }> {
+  const running = await target.start();
+  try {
+    await untilPong(running, 30_000);
+    let done = 0;
+    for (; done < count; done++) {
+      const before = (await json(running, 'GET', '/rest/system/status')).pid;
+      await json(running, 'POST', '/rest/system/restart');
+      const moved = await until(30_000, async () => {
+        const status = await json(running, 'GET', '/rest/system/status').catch(() => undefined);
+        return status && status.pid !== before ? true : undefined;
+      });
+      if (!moved) break;
+    }
+    const status = await json(running, 'GET', '/rest/system/status').catch(() => undefined);
+    return {
+      done,
+      up: status !== undefined,
+      restarts: status?.supervisor.restarts ?? 0,
+      crashes: status?.supervisor.crashes ?? 0,
+    };
+  } finally {
+    await running.stop();
+  }
+}
+
+/** Milliseconds from an idle service's shutdown request to the exit of the process started. */
+export async function shutdownToExit(target: Target): Promise<number> {
+  const running = await target.start();
+  try {
+    await untilPong(running, 30_000);
+    await sleep(500);
+    const asked = performance.now();
+    await json(running, 'POST', '/rest/system/shutdown').catch(() => undefined);
+    await running.exited;
+    return performance.now() - asked;
+  } finally {
+    await running.stop();
+  }
+}
+
+/** Resident memory in MB of the process started and of its child, once idle. */
+export async function idleRss(target: Target): Promise<{ parentMb: number; childMb: number }> {
+  const running = await target.start();
+  try {
+    await untilPong(running, 30_000);
+    await sleep(1500);
+    const parent = running.process.pid ?? 0;
+    const child = await childPid(parent);
+    return { parentMb: await rssMb(parent), childMb: child ? await rssMb(child) : 0 };
+  } finally {
+    await running.stop();
+  }
+}
+
+/**
+ * Pings per second from 16 clients, with wrk when installed, else autocannon: over keep-alive
+ * connections, or with a new connection for every ping.
+ */
+export async function throughput(
+  running: Running,
+  seconds: number,
+  keepAlive = true,
+): Promise<{ rps: number; tool: string }> {
+  const url = `${running.url}/rest/system/ping`;
+  const headers: Record<string, string> = { 'x-api-key': running.apiKey };
+  if (!keepAlive) headers.connection = 'close';
+  if (await has('wrk')) {
+    const flags = Object.entries(headers).flatMap(([name, value]) => ['-H', `${name}: ${value}`]);
+    const { stdout } = await promisify(execFile)('wrk', ['-t1', '-c16', `-d${seconds}s`, ...flags, url]);
+    const match = /Requests\/sec:\s+([\d.]+)/.exec(stdout);
+    return { rps: match ? Number(match[1]) : 0, tool: 'wrk -t1 -c16' };
+  }
+  const { default: autocannon } = await import('autocannon');
+  const result = await autocannon({ url, connections: 16, duration: seconds, headers });
+  return { rps: result.requests.average, tool: 'autocannon -c16' };
+}
+
+export async function untilPong(running: Running, timeoutMs: number): Promise<void> {
+  const ok = await until(
+    timeoutMs,
+    async () => {
+      const answer = await json(running, 'GET', '/rest/system/ping').catch(() => undefined);
+      return answer?.ping === 'pong' ? true : undefined;
+    },
+    5,
+  );
+  if (!ok) throw new Error(`${running.url} did not answer within ${timeoutMs}ms`);
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the benchmark reads a few fields of whatever it answers.
+function json(running: Running, method: string, path: string): Promise<any> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      `${running.url}${path}`,
+      { method, headers: { 'x-api-key': running.apiKey }, agent: false },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (body += chunk));
+        res.on('end', () => {
+          if (res.statusCode !== 200) return reject(new Error(`${method} ${path}: ${res.statusCode}`));
+          try {
+            resolve(body ? JSON.parse(body) : {});
+          } catch (error) {
+            reject(error);
+          }
+        });
+        res.on('error', reject);
+      },
+    );
+    req.setTimeout(5000, () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function until<T>(
+  timeoutMs: number,
+  check: () => Promise<T | undefined>,
+  everyMs = 20,
+): Promise<T | undefined> {
+  const deadline = performance.now() + timeoutMs;
+  while (performance.now() < deadline) {
+    const value = await check();
+    if (value !== undefined) return value;
+    await sleep(everyMs);
+  }
+  return undefined;
+}
+
+// Found through every process's parent, not /proc/PID/task/PID/children: Go starts children from
+// other threads than the first, and that file lists only the thread's own.
+async function childPid(pid: number): Promise<number | undefined> {
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    if (ppid === pid) return Number(entry);
+  }
+  return undefined;
+}
+
+async function rssMb(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return kb / 1024;
+}
+
+export async function has(command: string): Promise<boolean> {
+  return promisify(execFile)('sh', ['-c', `command -v ${command}`]).then(
+    () => true,
+    () => false,
+  );
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length === 0 ? 0 : (sorted[Math.floor((sorted.length - 1) / 2)] as number);
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted.length === 0
+    ? 0
+    : (sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)] as number);
+}

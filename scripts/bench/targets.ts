@@ -1,0 +1,133 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import getPort from 'get-port';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const API_KEY = 'bench-key-0123456789abcdefghij';
+
+/** A running service under measurement. */
+export interface Running {
+  url: string;
+  apiKey: string;
+  /** The process started: syncd's supervisor, Syncthing's monitor. */
+  process: ChildProcess;
+  exited: Promise<void>;
+  /** Ends it for good and removes its files. */
+  stop(): Promise<void>;
+}
+
+/** Something the benchmark can start: a service of this interface or a bare HTTP server. */
+export interface Target {
+  name: string;
+  start(): Promise<Running>;
+}
+
+export const syncd: Target = {
+  name: 'syncd',
+  async start() {
+    const home = await mkdtemp(join(tmpdir(), 'syncd-bench-'));
+    const port = await getPort({ host: '127.0.0.1' });
+    return launch(process.execPath, [join(root, 'dist', 'supervisor', 'main.js')], port, home, {
+      SYNCD_HOME: home,
+      SYNCD_ADDRESS: `127.0.0.1:${port}`,
+      SYNCD_API_KEY: API_KEY,
+      SYNCD_LOG_LEVEL: 'warn',
+    });
+  },
+};
+
+export const syncthing: Target = {
+  name: 'syncthing',
+  async start() {
+    const home = await mkdtemp(join(tmpdir(), 'syncthing-bench-'));
+    const [port, listenPort] = [await getPort({ host: '127.0.0.1' }), await getPort({ host: '127.0.0.1' })];
+    await run('syncthing', ['generate', `--home=${home}`, '--no-default-folder']);
+    const configPath = join(home, 'config.xml');
+    // Loopback only, nothing reaching out: no discovery, relays, NAT, reporting or upgrades.
+    const config = (await readFile(configPath, 'utf8'))
+      .replace(
+        /<listenAddress>[^<]*<\/listenAddress>/,
+        `<listenAddress>tcp://127.0.0.1:${listenPort}</listenAddress>`,
+      )
+      .replace(
+        /<(globalAnnounceEnabled|localAnnounceEnabled|relaysEnabled|natEnabled|startBrowser|crashReportingEnabled)>true</g,
+        '<$1>false<',
+      )
+      .replace(/<urAccepted>\d+</, '<urAccepted>-1<')
+      .replace(/<autoUpgradeIntervalH>\d+</, '<autoUpgradeIntervalH>0<');
+    await writeFile(configPath, config);
+    const args = [
+      'serve',
+      `--home=${home}`,
+      '--no-browser',
+      '--no-upgrade',
+      `--gui-address=http://127.0.0.1:${port}`,
+      `--gui-apikey=${API_KEY}`,
+    ];
+    return launch('syncthing', args, port, home, { STNODEFAULTFOLDER: '1' });
+  },
+};
+
+export const bareNode: Target = {
+  name: 'node:http',
+  async start() {
+    const port = await getPort({ host: '127.0.0.1' });
+    return launch(
+      process.execPath,
+      ['--import', 'tsx', join(root, 'scripts', 'bare-server.ts'), String(port)],
+      port,
+    );
+  },
+};
+
+export const directApp: Target = {
+  name: 'syncd app, no handoff',
+  async start() {
+    const port = await getPort({ host: '127.0.0.1' });
+    return launch(
+      process.execPath,
+      [join(root, 'dist', 'scripts', 'bench', 'direct-app.js'), String(port), API_KEY],
+      port,
+    );
+  },
+};
+
+async function launch(
+  command: string,
+  args: string[],
+  port: number,
+  home?: string,
+  env: Record<string, string> = {},
+): Promise<Running> {
+  const child = spawn(command, args, { cwd: root, env: { ...process.env, ...env }, stdio: 'ignore' });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    url: `http://127.0.0.1:${port}`,
+    apiKey: API_KEY,
+    process: child,
+    exited,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        // Both supervisors end their children on SIGTERM.
+        child.kill('SIGTERM');
+        const forced = setTimeout(() => child.kill('SIGKILL'), 5000);
+        await exited;
+        clearTimeout(forced);
+      }
+      if (home) await rm(home, { recursive: true, force: true });
+    },
+  };
+}
+
+function run(command: string, args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { stdio: 'ignore' });
+    child.once('error', reject);
+    child.once('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`${command} ${args[0]} exited with ${code}`)),
+    );
+  });
+}
