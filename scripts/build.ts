@@ -10,6 +10,7 @@ const entries = {
   'supervisor/main': 'supervisor/main.ts',
   'worker/main': 'worker/main.ts',
   'scripts/healthcheck': 'scripts/healthcheck.ts',
+  'bin/syncd': 'scripts/syncd.ts',
   // For the benchmark only: the worker's app listening itself, built like the worker for a fair comparison.
   'scripts/bench/direct-app': 'scripts/bench/direct-app.ts',
 };

@@ -96,14 +96,9 @@ export class SyncdClient {
         response.on('end', () => {
           const status = response.statusCode ?? 0;
           const parsed = parseBody(Buffer.concat(chunks).toString('utf8'), response.headers);
-          if (status >= 200 && status < 300) resolve(parsed as T);
-          else
-            reject(
-              new ClientError(`${method} ${url}: ${status} ${errorMessage(parsed)}`, {
-                status,
-                body: parsed,
-              }),
-            );
+          if (status >= 200 && status < 300) return resolve(parsed as T);
+          const message = `the service at ${hostOf(url)} answered ${status}: ${errorMessage(parsed)} (${method} ${path})`;
+          reject(new ClientError(message, { status, body: parsed }));
         });
       });
       req.setTimeout(this.#timeoutMs, () =>
@@ -118,13 +113,12 @@ export class SyncdClient {
 function noAnswer(method: string, url: string, error: NodeJS.ErrnoException): ClientError {
   const code = error.code ?? 'EUNKNOWN';
   const why = code === 'ECONNREFUSED' ? 'connection refused' : error.message;
-  return new ClientError(
-    `no service answering at ${url.replace(/^https?:\/\/([^/]+).*$/, '$1')}: ${why} (${method} ${url})`,
-    {
-      code,
-      cause: error,
-    },
-  );
+  const message = `no service answering at ${hostOf(url)}: ${why} (${method} ${new URL(url).pathname})`;
+  return new ClientError(message, { code, cause: error });
+}
+
+function hostOf(url: string): string {
+  return new URL(url).host;
 }
 
 function parseBody(text: string, headers: IncomingHttpHeaders): unknown {

@@ -3,10 +3,13 @@ import { resolveTarget } from './target.ts';
 
 export const HEALTH_TIMEOUT_MS = 2000;
 
-/** Pings the service found through the environment or the home; never throws. */
-export async function checkHealth(env: NodeJS.ProcessEnv): Promise<{ healthy: boolean; message: string }> {
+/** Pings the service found through the flags given, the environment or the home; never throws. */
+export async function checkHealth(
+  env: NodeJS.ProcessEnv,
+  given: { address?: string; apiKey?: string; home?: string } = {},
+): Promise<{ healthy: boolean; message: string }> {
   try {
-    const target = await resolveTarget({}, env);
+    const target = await resolveTarget(given, env);
     const client = new SyncdClient({
       address: target.address,
       apiKey: target.apiKey,

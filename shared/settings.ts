@@ -18,6 +18,8 @@ export interface Settings {
   startupTimeoutMs: number;
   /** A serving worker that answers no heartbeat for this long is killed and counts as a crash. */
   heartbeatTimeoutMs: number;
+  /** Shut down when standard input ends: a parent that dies, however, takes the service with it. */
+  stopWithStdin: boolean;
 }
 
 export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -97,6 +99,12 @@ export const settingSpecs = {
     help: 'a serving worker that answers no heartbeat for this long (event loop blocked) is killed and replaced',
     default: '10s',
   },
+  stopWithStdin: {
+    flag: 'stop-with-stdin',
+    env: 'SYNCD_STOP_WITH_STDIN',
+    help: 'shut down when standard input ends, so that a parent that dies takes the service with it (1 or 0)',
+    default: '0',
+  },
 } as const satisfies Record<string, SettingSpec>;
 
 export type SettingName = keyof typeof settingSpecs;
@@ -128,6 +136,7 @@ export function readSettings(argv: readonly string[], env: NodeJS.ProcessEnv): S
       'heartbeatTimeout',
       raw('heartbeatTimeout') ?? settingSpecs.heartbeatTimeout.default,
     ),
+    stopWithStdin: readSwitch('stopWithStdin', raw('stopWithStdin') ?? settingSpecs.stopWithStdin.default),
   };
 }
 
@@ -213,4 +222,10 @@ function readCount(name: SettingName, text: string): number {
   if (!/^\d+$/.test(text.trim()))
     throw new SettingError(settingLabel(name), `"${text}" is not a whole number`);
   return Number(text);
+}
+
+function readSwitch(name: SettingName, text: string): boolean {
+  if (/^(1|true|yes|on)$/i.test(text)) return true;
+  if (/^(0|false|no|off)$/i.test(text)) return false;
+  throw new SettingError(settingLabel(name), `"${text}" is not 1 or 0`);
 }

@@ -1,11 +1,25 @@
 import { formatAddress } from '../shared/address.ts';
 import { prepareHome, removeAddressFile, resolveApiKey, writeAddressFile } from '../shared/home.ts';
 import { createLogger } from '../shared/logger.ts';
-import { readSettings, SettingError } from '../shared/settings.ts';
+import { readSettings, SettingError, usage } from '../shared/settings.ts';
 import { bindListener } from './listener.ts';
-import { EXIT_BAD_CONFIG, Supervisor } from './supervisor.ts';
+import { EXIT_BAD_CONFIG, EXIT_OK, EXIT_UNEXPECTED, Supervisor } from './supervisor.ts';
 
 type SignalSource = Pick<NodeJS.Process, 'on' | 'off'>;
+
+/** The supervisor process from its command line: --help, or serve; resolves with the exit code. */
+export async function supervisorMain(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(`${usage()}\n`);
+    return EXIT_OK;
+  }
+  try {
+    return await runSupervisor(argv, env);
+  } catch (error) {
+    process.stderr.write(`syncd supervisor: unexpected failure: ${(error as Error).stack ?? error}\n`);
+    return EXIT_UNEXPECTED;
+  }
+}
 
 /**
  * Reads the settings, prepares the home, binds the address and supervises workers until shutdown.
@@ -40,12 +54,17 @@ export async function runSupervisor(
   signals.on('SIGTERM', onStop);
   signals.on('SIGINT', onStop);
   signals.on('SIGHUP', onHangUp);
+  if (settings.stopWithStdin) {
+    process.stdin.once('end', () => supervisor.shutdown('standard input closed'));
+    process.stdin.resume();
+  }
   supervisor.start();
   const code = await supervisor.done;
   signals.off('SIGTERM', onStop);
   signals.off('SIGINT', onStop);
   signals.off('SIGHUP', onHangUp);
   await removeAddressFile(settings.home);
+  if (settings.stopWithStdin) process.stdin.pause();
   return code;
 }
 

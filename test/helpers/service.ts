@@ -1,164 +1,24 @@
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { execa, type ResultPromise } from 'execa';
-import getPort from 'get-port';
+import {
+  type LogLine,
+  type Service,
+  type StartOptions,
+  startService as start,
+} from '../../shared/testing.ts';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
-// The built bundle, what `npm start` runs; tap's `before` step builds it.
-export const supervisorEntry = join(root, 'dist', 'supervisor', 'main.js');
-
-export interface LogLine {
-  role: 'supervisor' | 'worker';
-  pid: number;
-  msg: string;
-  level: number;
-  [field: string]: unknown;
-}
-
-export interface Service {
-  url: string;
-  address: string;
-  apiKey: string;
-  home: string;
-  process: ResultPromise<{ reject: false; buffer: false; stdin: 'ignore' }>;
-  logs: LogLine[];
-  /** Every worker pid the supervisor has started, in order. */
-  workerPids: number[];
-  /** Resolves with the first log line for which `match` holds, waiting for it if need be. */
-  waitForLog(match: (line: LogLine) => boolean, timeoutMs?: number): Promise<LogLine>;
-  exited: Promise<{ exitCode: number | undefined; signal: string | undefined }>;
-  /** Ends the supervisor and its workers for sure, then removes the home. */
-  stop(): Promise<void>;
-}
-
-export interface StartOptions {
-  args?: string[];
-  env?: Record<string, string>;
-  /** Use this home instead of a fresh temporary one; it is then not removed. */
-  home?: string;
-  apiKey?: string;
-  /** Wait for the `ready` line (default true). */
-  waitReady?: boolean;
-  /** Start it as users do in containers, with `npm start`; `process` is then npm. */
-  viaNpm?: boolean;
-  /** Where `npm start` runs (default: this checkout). */
-  cwd?: string;
-}
+export { syncdBin } from '../../shared/testing.ts';
+export type { LogLine, Service, StartOptions };
 
 interface Teardown {
   teardown(fn: () => unknown): void;
 }
 
-/** Starts the real supervisor as a process on a free loopback port; `t.teardown` ends it. */
+/** The harness's startService, with the service ended in `t.teardown`, whatever the test's outcome. */
 export async function startService(t: Teardown, options: StartOptions = {}): Promise<Service> {
-  const home = options.home ?? (await mkdtemp(join(tmpdir(), 'syncd-test-')));
-  const address = options.env?.SYNCD_ADDRESS ?? `127.0.0.1:${await getPort({ host: '127.0.0.1' })}`;
-  const apiKey = options.apiKey ?? `test-key-${Math.random().toString(36).slice(2)}-${Date.now()}`;
-  const [command, args] = options.viaNpm
-    ? ['npm', ['start', '--silent', '--', ...(options.args ?? [])]]
-    : ['node', [supervisorEntry, ...(options.args ?? [])]];
-  const child = execa(command, args, {
-    cwd: options.cwd ?? root,
-    env: {
-      SYNCD_HOME: home,
-      SYNCD_ADDRESS: address,
-      SYNCD_API_KEY: apiKey,
-      SYNCD_LOG_LEVEL: 'info',
-      ...options.env,
-    },
-    stdin: 'ignore',
-    buffer: false,
-    reject: false,
-    cleanup: true,
-  });
-
-  const logs: LogLine[] = [];
-  const workerPids: number[] = [];
-  const waiters = new Set<{ match: (line: LogLine) => boolean; resolve: (line: LogLine) => void }>();
-  let pending = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    const lines = (pending + chunk.toString('utf8')).split('\n');
-    pending = lines.pop() ?? '';
-    for (const text of lines) {
-      let line: LogLine;
-      try {
-        line = JSON.parse(text) as LogLine;
-      } catch {
-        continue;
-      }
-      logs.push(line);
-      if (line.msg === 'worker started' && typeof line.workerPid === 'number')
-        workerPids.push(line.workerPid);
-      for (const waiter of waiters) {
-        if (waiter.match(line)) {
-          waiters.delete(waiter);
-          waiter.resolve(line);
-        }
-      }
-    }
-  });
-  child.stderr?.resume();
-
-  const exited = child.then((result) => ({ exitCode: result.exitCode, signal: result.signal }));
-
-  const dump = () => logs.map((line) => JSON.stringify(line)).join('\n');
-  const waitForLog = (match: (line: LogLine) => boolean, timeoutMs = 15_000) => {
-    const found = logs.find(match);
-    if (found) return Promise.resolve(found);
-    return new Promise<LogLine>((resolve, reject) => {
-      const settle = () => {
-        clearTimeout(timer);
-        waiters.delete(waiter);
-      };
-      const waiter = {
-        match,
-        resolve: (line: LogLine) => {
-          settle();
-          resolve(line);
-        },
-      };
-      const fail = (why: string) => {
-        settle();
-        reject(new Error(`${why}; the log so far:\n${dump()}`));
-      };
-      const timer = setTimeout(() => fail(`no matching log line within ${timeoutMs}ms`), timeoutMs);
-      waiters.add(waiter);
-      // The result settles only after stdout has ended, so every line has been seen by then.
-      void exited.then(() => waiters.has(waiter) && fail('the supervisor exited before the line came'));
-    });
-  };
-
-  let stopped = false;
-  const stop = async () => {
-    if (stopped) return;
-    stopped = true;
-    // Workers first: one with a blocked event loop never sees its supervisor go, and it holds the
-    // stdout pipe it inherited, so the supervisor's result would never settle while it lives.
-    for (const pid of [...workerPids, ...supervisorPids(logs)]) killIfAlive(pid);
-    child.kill('SIGKILL');
-    await exited;
-    if (!options.home) await rm(home, { recursive: true, force: true });
-  };
-  t.teardown(stop);
-
-  const service: Service = {
-    url: `http://${address}`,
-    address,
-    apiKey,
-    home,
-    process: child,
-    logs,
-    workerPids,
-    waitForLog,
-    exited,
-    stop,
-  };
-  if (options.waitReady !== false) await waitForLog((line) => line.msg === 'ready');
+  const service = await start(options);
+  t.teardown(service.stop);
   return service;
 }
 
@@ -261,12 +121,4 @@ export function isAlive(pid: number): boolean {
 /** The supervisor pids the log names: under npm, the supervisor is npm's child, not `process`. */
 export function supervisorPids(logs: LogLine[]): number[] {
   return [...new Set(logs.filter((line) => line.role === 'supervisor').map((line) => line.pid))];
-}
-
-function killIfAlive(pid: number): void {
-  try {
-    process.kill(pid, 'SIGKILL');
-  } catch {
-    // Already gone: nothing to end.
-  }
 }

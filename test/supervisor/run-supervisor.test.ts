@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import getPort from 'get-port';
 import t from 'tap';
-import { call, startService, supervisorEntry } from '../helpers/service.ts';
+import { call, startService, syncdBin } from '../helpers/service.ts';
 
 async function tempHome(t: { teardown(fn: () => unknown): void }) {
   const dir = await mkdtemp(join(tmpdir(), 'syncd-run-'));
@@ -15,7 +15,7 @@ async function tempHome(t: { teardown(fn: () => unknown): void }) {
 
 /** Runs the supervisor expecting it to stop at once; returns its exit code and log lines. */
 async function runToExit(env: Record<string, string>, args: string[] = []) {
-  const result = await execa('node', [supervisorEntry, ...args], {
+  const result = await execa('node', [syncdBin, 'serve', ...args], {
     env,
     reject: false,
     timeout: 20_000,
@@ -112,7 +112,7 @@ t.test('a malformed config.json stops the supervisor with code 2 and is left as 
 });
 
 t.test('--help prints every setting and exits 0', async (t) => {
-  const result = await execa('node', [supervisorEntry, '--help'], { reject: false });
+  const result = await execa('node', [syncdBin, 'serve', '--help'], { reject: false });
   t.equal(result.exitCode, 0);
   for (const name of [
     '--home',

@@ -1,0 +1,56 @@
+import type { RecentError } from '../../shared/protocol.ts';
+import type { Status } from '../../shared/client.ts';
+
+/** A time in the local time zone, as 2026-11-21 06:01:02. */
+export function localTime(iso: string): string {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`;
+}
+
+/** How long ago, as people say it: 12 s, 3 min, 2 h 5 min, 4 days. */
+export function age(iso: string, now = Date.now()): string {
+  return duration(Math.max(0, (now - new Date(iso).getTime()) / 1000));
+}
+
+export function duration(seconds: number): string {
+  if (seconds < 60) return `${Math.floor(seconds)} s`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)} min`;
+  if (seconds < 86_400) return `${Math.floor(seconds / 3600)} h ${Math.floor((seconds % 3600) / 60)} min`;
+  return `${Math.floor(seconds / 86_400)} days`;
+}
+
+const levelNames: Record<number, string> = { 30: 'info', 40: 'warning', 50: 'error', 60: 'fatal' };
+
+export function errorsTable(errors: RecentError[], now = Date.now()): string {
+  if (errors.length === 0) return 'no recent errors';
+  return errors
+    .map(
+      (e) =>
+        `${localTime(e.when)}  ${`${age(e.when, now)} ago`.padEnd(12)}  ${(levelNames[e.level] ?? String(e.level)).padEnd(7)}  ${e.message}`,
+    )
+    .join('\n');
+}
+
+export function statusTable(status: Status): string {
+  const megabytes = (bytes: number | undefined) =>
+    bytes === undefined ? '?' : `${(bytes / 2 ** 20).toFixed(1)} MB`;
+  const rows: Array<[string, string]> = [
+    ['worker', `pid ${status.pid}, up ${duration(status.uptime ?? 0)}, since ${localTime(status.startTime)}`],
+  ];
+  const supervisor = status.supervisor;
+  if (supervisor) {
+    rows.push([
+      'supervisor',
+      `pid ${supervisor.pid}, since ${localTime(supervisor.startTime)}, ${supervisor.restarts} restarts, ${supervisor.crashes} crashes`,
+    ]);
+  }
+  rows.push(['address', String(status.guiAddressUsed ?? '?')]);
+  if (status.memory)
+    rows.push([
+      'memory',
+      `${megabytes(status.memory.rss)} resident, ${megabytes(status.memory.heapUsed)} heap`,
+    ]);
+  return rows.map(([name, value]) => `${name.padEnd(10)}  ${value}`).join('\n');
+}

@@ -1,0 +1,234 @@
+import { connect } from 'node:net';
+import { parseArgs } from 'node:util';
+import { ClientError, SyncdClient } from '../../shared/client.ts';
+import { parseDuration } from '../../shared/duration.ts';
+import { checkHealth } from '../../shared/health.ts';
+import { resolveTarget } from '../../shared/target.ts';
+import { supervisorMain } from '../../supervisor/run-supervisor.ts';
+import { errorsTable, statusTable } from './format.ts';
+import { commandHelp, globalHelp } from './usage.ts';
+
+export const EXIT_OK = 0;
+export const EXIT_FAILED = 1;
+export const EXIT_USAGE = 2;
+
+export interface CliIo {
+  env: NodeJS.ProcessEnv;
+  out(text: string): void;
+  err(text: string): void;
+}
+
+/** A mistake in how the command was called: exit code 2. */
+class UsageError extends Error {}
+
+interface Options {
+  address?: string;
+  apiKey?: string;
+  home?: string;
+  json: boolean;
+  wait: boolean;
+  timeoutMs: number;
+}
+
+/** Runs `syncd ARGS`; resolves with the exit code. */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  if (argv[0] === 'serve') return supervisorMain(argv.slice(1), io.env);
+  try {
+    const { command, args, options, help } = parse(argv);
+    if (help || command === 'help') {
+      io.out(command && commandHelp[command] ? commandHelp[command] : globalHelp);
+      return EXIT_OK;
+    }
+    return await run(command, args, options, io);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.err(`syncd: ${error.message}\nRun syncd --help for the commands and options.`);
+      return EXIT_USAGE;
+    }
+    if (error instanceof ClientError) {
+      io.err(`syncd: ${error.message}`);
+      return EXIT_FAILED;
+    }
+    throw error;
+  }
+}
+
+function parse(argv: readonly string[]) {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      strict: true,
+      options: {
+        address: { type: 'string' },
+        'api-key': { type: 'string' },
+        home: { type: 'string' },
+        json: { type: 'boolean', default: false },
+        wait: { type: 'boolean', default: false },
+        timeout: { type: 'string' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const { values, positionals } = parsed;
+  const [command, ...args] = positionals;
+  const timeoutMs = values.timeout === undefined ? undefined : parseDuration(values.timeout);
+  if (timeoutMs === 0 || (values.timeout !== undefined && timeoutMs === undefined)) {
+    throw new UsageError(
+      `--timeout: "${values.timeout}" is not a positive duration such as 500ms, 10s or 1m`,
+    );
+  }
+  if (!values.help && command === undefined) throw new UsageError('no command given');
+  if (command !== undefined && command !== 'help' && !(command in commandHelp)) {
+    throw new UsageError(`unknown command "${command}"`);
+  }
+  if (values.wait && command !== 'restart' && command !== 'shutdown') {
+    throw new UsageError('--wait goes with restart and shutdown only');
+  }
+  const options: Options = {
+    address: values.address,
+    apiKey: values['api-key'],
+    home: values.home,
+    json: values.json,
+    wait: values.wait,
+    timeoutMs: timeoutMs ?? DEFAULT_TIMEOUT_MS,
+  };
+  return { command, args, options, help: values.help };
+}
+
+async function run(
+  command: string | undefined,
+  args: string[],
+  options: Options,
+  io: CliIo,
+): Promise<number> {
+  const noArgs = () => {
+    if (args.length > 0) throw new UsageError(`${command} takes no arguments, got "${args.join(' ')}"`);
+  };
+  if (command === 'healthcheck') {
+    noArgs();
+    const { healthy, message } = await checkHealth(io.env, options);
+    (healthy ? io.out : io.err)(`${healthy ? 'healthy' : 'unhealthy'}: ${message}`);
+    return healthy ? EXIT_OK : EXIT_FAILED;
+  }
+
+  const target = await resolveTarget(options, io.env);
+  const client = new SyncdClient({
+    address: target.address,
+    apiKey: target.apiKey,
+    timeoutMs: options.timeoutMs,
+  });
+  const print = (json: unknown, text: string) => io.out(options.json ? JSON.stringify(json) : text);
+
+  switch (command) {
+    case 'ping': {
+      noArgs();
+      const started = performance.now();
+      const answer = await client.ping();
+      print(answer, `pong from ${target.address} (${Math.round(performance.now() - started)} ms)`);
+      return EXIT_OK;
+    }
+    case 'status': {
+      noArgs();
+      const status = await client.status();
+      print(status, statusTable(status));
+      return EXIT_OK;
+    }
+    case 'restart': {
+      noArgs();
+      if (!options.wait) {
+        print(await client.restart(), `restarting the service at ${target.address}`);
+        return EXIT_OK;
+      }
+      const before = await client.status();
+      const started = performance.now();
+      const answer = await client.restart();
+      const after = await waitUntil(options.timeoutMs, async () => {
+        const status = await client.status().catch(() => undefined);
+        return status && status.startTime !== before.startTime ? status : undefined;
+      });
+      if (!after)
+        throw new ClientError(
+          `the service at ${target.address} did not come back within ${options.timeoutMs}ms`,
+          {},
+        );
+      const waitedMs = Math.round(performance.now() - started);
+      print(
+        { ...answer, waitedMs, oldPid: before.pid, newPid: after.pid },
+        `restarted in ${waitedMs} ms: worker ${before.pid} replaced by ${after.pid}`,
+      );
+      return EXIT_OK;
+    }
+    case 'shutdown': {
+      noArgs();
+      const started = performance.now();
+      const answer = await client.shutdown();
+      if (!options.wait) {
+        print(answer, `shutting down the service at ${target.address}`);
+        return EXIT_OK;
+      }
+      const refused = await waitUntil(options.timeoutMs, async () =>
+        (await probe(target.address)) === 'ECONNREFUSED' ? true : undefined,
+      );
+      if (!refused)
+        throw new ClientError(`${target.address} still accepts connections after ${options.timeoutMs}ms`, {});
+      const waitedMs = Math.round(performance.now() - started);
+      print({ ...answer, waitedMs }, `stopped in ${waitedMs} ms: ${target.address} refuses connections`);
+      return EXIT_OK;
+    }
+    case 'errors':
+      return errorsCommand(client, args, print);
+    default:
+      throw new UsageError(`unknown command "${command}"`);
+  }
+}
+
+async function errorsCommand(
+  client: SyncdClient,
+  args: string[],
+  print: (json: unknown, text: string) => void,
+): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub === undefined) {
+    const errors = await client.errors();
+    print({ errors }, errorsTable(errors));
+  } else if (sub === 'clear' && rest.length === 0) {
+    print(await client.clearErrors(), 'recent errors cleared');
+  } else if (sub === 'add' && rest.join(' ').trim() !== '') {
+    print(await client.addError(rest.join(' ')), 'error recorded');
+  } else if (sub === 'add') {
+    throw new UsageError('errors add needs the MESSAGE to record');
+  } else {
+    throw new UsageError(`errors takes nothing, "clear" or "add MESSAGE", not "${args.join(' ')}"`);
+  }
+  return EXIT_OK;
+}
+
+const DEFAULT_TIMEOUT_MS = 10_000;
+
+async function waitUntil<T>(timeoutMs: number, check: () => Promise<T | undefined>): Promise<T | undefined> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const value = await check();
+    if (value !== undefined) return value;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  return undefined;
+}
+
+/** 'connected', or the error code of a connection attempt to HOST:PORT. */
+function probe(address: string): Promise<string> {
+  const at = address.lastIndexOf(':');
+  const host = address.slice(0, at).replace(/^\[|\]$/g, '');
+  return new Promise((resolve) => {
+    const socket = connect({ host, port: Number(address.slice(at + 1)) });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve('connected');
+    });
+    socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'ERROR'));
+  });
+}

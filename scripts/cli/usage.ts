@@ -1,0 +1,37 @@
+// What `syncd --help` and `syncd COMMAND --help` print.
+export const commandHelp: Record<string, string> = {
+  serve:
+    'syncd serve [options]\n  Run the service in the foreground (what npm start runs). `syncd serve --help` lists its settings.',
+  ping: 'syncd ping [--json]\n  Ask the service for a pong; prints how long it took.',
+  restart:
+    'syncd restart [--wait] [--json]\n  Restart the service at once. With --wait, return only when the new worker answers, and say how long it took.',
+  shutdown:
+    'syncd shutdown [--wait] [--json]\n  Stop the service for good. With --wait, return only when its port refuses connections.',
+  errors:
+    'syncd errors [--json]              list the recent errors, oldest first\nsyncd errors clear                 remove them all\nsyncd errors add MESSAGE...        record one',
+  status:
+    'syncd status [--json]\n  The worker and supervisor: pids, uptime, restarts, crashes, address, memory.',
+  healthcheck:
+    'syncd healthcheck\n  Exit 0 when the service answers pong within 2 s, else 1 (for container health checks).',
+};
+
+export const globalHelp = `Usage: syncd COMMAND [options]
+
+Commands:
+  serve         run the service (supervisor and worker) in the foreground
+  ping          check that the service answers
+  restart       restart it (--wait: until the new worker answers)
+  shutdown      stop it (--wait: until its port refuses)
+  errors        list recent errors; errors clear; errors add MESSAGE
+  status        pids, uptime, restarts, crashes, memory
+  healthcheck   exit 0 if it answers within 2 s, else 1
+
+Options for every command but serve:
+  --address HOST:PORT   where the service is (else SYNCD_ADDRESS, else the home's address file, else 127.0.0.1:8384)
+  --api-key KEY         its key (else SYNCD_API_KEY, else the home's config.json)
+  --home DIR            its state folder (else SYNCD_HOME, else $XDG_STATE_HOME/syncd or ~/.local/state/syncd)
+  --json                print the service's JSON instead of text for people
+  --timeout DURATION    how long to wait for an answer (default 10s; with --wait, for the whole wait)
+  --help                this text, or a command's own
+
+Exit codes: 0 success; 1 the service answered with an error or did not answer; 2 bad usage.`;

@@ -1,0 +1,213 @@
+// The harness for integration tests, exported as `syncd/testing`: starts the real service on a free
+// loopback port with a temporary home and a fresh key, and takes it all down again.
+import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa, type ResultPromise } from 'execa';
+import getPort from 'get-port';
+import { SyncdClient } from './client.ts';
+
+// Both this file's folder (shared/ from source, dist/ once built) sit right under the package root.
+const root = dirname(dirname(fileURLToPath(import.meta.url)));
+/** The built command that `npm start` runs as `syncd serve`. */
+export const syncdBin = join(root, 'dist', 'bin', 'syncd.js');
+
+export interface LogLine {
+  role: 'supervisor' | 'worker';
+  pid: number;
+  msg: string;
+  level: number;
+  [field: string]: unknown;
+}
+
+export interface StartOptions {
+  /** Extra flags for `syncd serve`. */
+  args?: string[];
+  /** Extra environment; SYNCD_* values here override the harness's own. */
+  env?: Record<string, string>;
+  /** Use this home instead of a fresh temporary one; it is then left in place. */
+  home?: string;
+  /** The key to serve with; default: a fresh random one. */
+  apiKey?: string;
+  /** Wait for the `ready` log line before resolving (default true). */
+  waitReady?: boolean;
+  /** How long to wait for `ready`; default 15 s. */
+  readyTimeoutMs?: number;
+  /** Start it as containers do, with `npm start` (`process` is then npm, not the supervisor). */
+  viaNpm?: boolean;
+  /** Where `npm start` runs; default: the package's root. */
+  cwd?: string;
+}
+
+export interface Service {
+  /** http://HOST:PORT */
+  url: string;
+  /** HOST:PORT */
+  address: string;
+  apiKey: string;
+  /** A client of this service, with its key. */
+  client: SyncdClient;
+  home: string;
+  /** The supervisor's pid, once it has logged its first line. */
+  readonly supervisorPid: number | undefined;
+  /** The serving worker's pid, as the service reports it. */
+  workerPid(): Promise<number>;
+  /** Every JSON log line of the supervisor and its workers so far, parsed. */
+  logs: LogLine[];
+  /** Every worker pid the supervisor has started, in order. */
+  workerPids: number[];
+  /** The process started: the supervisor, or npm with `viaNpm`. */
+  process: ResultPromise<{ reject: false; buffer: false; stdin: 'pipe' }>;
+  /** Settles when that process has exited and its output has ended. */
+  exited: Promise<{ exitCode: number | undefined; signal: string | undefined }>;
+  /** The first log line for which `match` holds, waiting for it if need be. */
+  waitForLog(match: (line: LogLine) => boolean, timeoutMs?: number): Promise<LogLine>;
+  /** Ends every process it started, for sure, and removes the temporary home. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the real service. Call `stop()` when done (in tap: `t.teardown(service.stop)`); if the test
+ * runner exits first, an exit hook ends the processes and removes the home, and if it is killed the
+ * supervisor sees its standard input close and shuts down.
+ */
+export async function startService(options: StartOptions = {}): Promise<Service> {
+  const home = options.home ?? (await mkdtemp(join(tmpdir(), 'syncd-test-')));
+  const address = options.env?.SYNCD_ADDRESS ?? `127.0.0.1:${await getPort({ host: '127.0.0.1' })}`;
+  const apiKey = options.apiKey ?? randomBytes(24).toString('base64url');
+  const [command, args] = options.viaNpm
+    ? ['npm', ['start', '--silent', '--', ...(options.args ?? [])]]
+    : [process.execPath, [syncdBin, 'serve', ...(options.args ?? [])]];
+  const child = execa(command, args, {
+    cwd: options.cwd ?? root,
+    env: {
+      SYNCD_HOME: home,
+      SYNCD_ADDRESS: address,
+      SYNCD_API_KEY: apiKey,
+      SYNCD_LOG_LEVEL: 'info',
+      SYNCD_STOP_WITH_STDIN: '1',
+      ...options.env,
+    },
+    stdin: 'pipe',
+    buffer: false,
+    reject: false,
+    cleanup: true,
+  });
+
+  const logs: LogLine[] = [];
+  const workerPids: number[] = [];
+  const waiters = new Set<{ match: (line: LogLine) => boolean; found: (line: LogLine) => void }>();
+  let pending = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    const lines = (pending + chunk.toString('utf8')).split('\n');
+    pending = lines.pop() ?? '';
+    for (const text of lines) {
+      const line = parseLine(text);
+      if (!line) continue;
+      logs.push(line);
+      if (line.msg === 'worker started' && typeof line.workerPid === 'number')
+        workerPids.push(line.workerPid);
+      for (const waiter of waiters) if (waiter.match(line)) waiter.found(line);
+    }
+  });
+  child.stderr?.resume();
+  const exited = child.then((result) => ({ exitCode: result.exitCode, signal: result.signal }));
+
+  const waitForLog = (match: (line: LogLine) => boolean, timeoutMs = 15_000) => {
+    const seen = logs.find(match);
+    if (seen) return Promise.resolve(seen);
+    return new Promise<LogLine>((resolve, reject) => {
+      const settle = () => {
+        clearTimeout(timer);
+        waiters.delete(waiter);
+      };
+      const waiter = {
+        match,
+        found: (line: LogLine) => {
+          settle();
+          resolve(line);
+        },
+      };
+      const fail = (why: string) => {
+        settle();
+        reject(new Error(`${why}; the log so far:\n${logs.map((line) => JSON.stringify(line)).join('\n')}`));
+      };
+      const timer = setTimeout(() => fail(`no matching log line within ${timeoutMs}ms`), timeoutMs);
+      waiters.add(waiter);
+      // The result settles only after stdout has ended, so every line has been seen by then.
+      void exited.then(() => waiters.has(waiter) && fail('the service exited before the line came'));
+    });
+  };
+
+  const supervisorPid = () => logs.find((line) => line.role === 'supervisor')?.pid;
+  const pids = () => [...workerPids, supervisorPid(), child.pid].filter((pid): pid is number => !!pid);
+  const cleanup = () => {
+    // Workers first: one whose event loop is blocked never notices its supervisor go, and holds the
+    // stdout pipe it inherited, so the supervisor's result would never settle while it lives.
+    for (const pid of pids()) killQuietly(pid);
+    if (!options.home) rmSync(home, { recursive: true, force: true });
+  };
+  running.add(cleanup);
+  let stopped: Promise<void> | undefined;
+  const stop = () =>
+    (stopped ??= (async () => {
+      running.delete(cleanup);
+      for (const pid of pids()) killQuietly(pid);
+      await exited;
+      if (!options.home) await rm(home, { recursive: true, force: true });
+    })());
+
+  const client = new SyncdClient({ address, apiKey });
+  const service: Service = {
+    url: `http://${address}`,
+    address,
+    apiKey,
+    client,
+    home,
+    get supervisorPid() {
+      return supervisorPid();
+    },
+    workerPid: async () => (await client.status()).pid,
+    logs,
+    workerPids,
+    process: child,
+    exited,
+    waitForLog,
+    stop,
+  };
+  if (options.waitReady !== false) {
+    try {
+      await waitForLog((line) => line.msg === 'ready', options.readyTimeoutMs);
+    } catch (error) {
+      await stop();
+      throw error;
+    }
+  }
+  return service;
+}
+
+// What is still running when the test runner's process exits: ended synchronously in its exit hook.
+const running = new Set<() => void>();
+process.once('exit', () => {
+  for (const cleanup of running) cleanup();
+});
+
+function parseLine(text: string): LogLine | undefined {
+  if (!text.startsWith('{')) return undefined;
+  try {
+    return JSON.parse(text) as LogLine;
+  } catch {
+    return undefined;
+  }
+}
+
+function killQuietly(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // Gone already.
+  }
+}
