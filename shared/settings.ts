@@ -151,9 +151,7 @@ export function usage(): string {
     const dflt = spec.default === undefined ? '' : ` (default ${spec.default})`;
     return `  --${spec.flag.padEnd(14)} ${spec.env.padEnd(20)} ${spec.help}${dflt}`;
   });
-  return ['Usage: syncd supervisor [options]', '', 'Options (flag, environment variable):', ...lines].join(
-    '\n',
-  );
+  return ['Usage: syncd serve [options]', '', 'Options (flag, environment variable):', ...lines].join('\n');
 }
 
 /** The home folder: the one given, else SYNCD_HOME, else the XDG state folder's `syncd`. */

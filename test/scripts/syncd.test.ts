@@ -1,0 +1,183 @@
+import { execa } from 'execa';
+import getPort from 'get-port';
+import t from 'tap';
+import { call, isAlive, startService, syncdBin, tryConnect } from '../helpers/service.ts';
+
+/** Runs `syncd ARGS` as a user would, with only the environment given. */
+async function syncd(args: string[], env: Record<string, string> = {}) {
+  const result = await execa('node', [syncdBin, ...args], {
+    env: { SYNCD_ADDRESS: '', SYNCD_API_KEY: '', SYNCD_HOME: '/nonexistent-home', ...env },
+    reject: false,
+    timeout: 30_000,
+  });
+  return { code: result.exitCode, out: result.stdout, err: result.stderr };
+}
+
+t.test(
+  'ping, status and errors for people and as JSON, with address and key from the environment',
+  async (t) => {
+    const service = await startService(t);
+    const env = { SYNCD_ADDRESS: service.address, SYNCD_API_KEY: service.apiKey };
+
+    const ping = await syncd(['ping'], env);
+    t.equal(ping.code, 0, ping.err);
+    t.match(ping.out, new RegExp(`^pong from ${service.address} \\(\\d+ ms\\)$`));
+    t.same(JSON.parse((await syncd(['ping', '--json'], env)).out), { ping: 'pong' });
+
+    const status = await syncd(['status'], env);
+    const workerPid = await service.workerPid();
+    t.match(
+      status.out,
+      new RegExp(
+        `^worker +pid ${workerPid}, up \\d+ s, since \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d$`,
+        'm',
+      ),
+    );
+    t.match(status.out, /^supervisor +pid \d+, since .*, 0 restarts, 0 crashes$/m);
+    t.equal(JSON.parse((await syncd(['status', '--json'], env)).out).pid, workerPid);
+
+    t.equal((await syncd(['errors'], env)).out, 'no recent errors');
+    t.equal((await syncd(['errors', 'add', 'disk', 'on', 'fire'], env)).out, 'error recorded');
+    const listed = await syncd(['errors'], env);
+    t.match(
+      listed.out,
+      /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d {2}\d+ s ago +error +disk on fire$/,
+      'local time, age, level, message',
+    );
+    const json = JSON.parse((await syncd(['errors', '--json'], env)).out);
+    t.equal(json.errors[0].message, 'disk on fire');
+    t.equal((await syncd(['errors', 'clear'], env)).out, 'recent errors cleared');
+    t.same((await call(service, 'GET', '/rest/system/error')).body, { errors: [] }, 'cleared on the service');
+  },
+);
+
+t.test('with nothing given, syncd finds the service through its home', async (t) => {
+  const service = await startService(t, { env: { SYNCD_API_KEY: '' } });
+  const result = await syncd(['ping'], { SYNCD_HOME: service.home });
+  t.equal(result.code, 0, result.err);
+  t.match(result.out, `pong from ${service.address}`);
+});
+
+t.test('flags win over the environment', async (t) => {
+  const service = await startService(t);
+  const result = await syncd(['ping', '--address', service.address, '--api-key', service.apiKey], {
+    SYNCD_ADDRESS: '127.0.0.1:1',
+    SYNCD_API_KEY: 'wrong-key-wrong-key',
+  });
+  t.equal(result.code, 0, result.err);
+});
+
+t.test('restart --wait returns once the new worker answers, and says how long it took', async (t) => {
+  const service = await startService(t);
+  const env = { SYNCD_ADDRESS: service.address, SYNCD_API_KEY: service.apiKey };
+  const before = await service.workerPid();
+  const result = await syncd(['restart', '--wait'], env);
+  t.equal(result.code, 0, result.err);
+  const after = await service.workerPid();
+  t.not(after, before);
+  t.match(result.out, new RegExp(`^restarted in \\d+ ms: worker ${before} replaced by ${after}$`));
+  const json = JSON.parse((await syncd(['restart', '--wait', '--json'], env)).out);
+  t.match(json, { ok: 'restarting', waitedMs: Number, oldPid: after, newPid: Number });
+});
+
+t.test('shutdown --wait returns once the port refuses', async (t) => {
+  const service = await startService(t);
+  const result = await syncd(['shutdown', '--wait'], {
+    SYNCD_ADDRESS: service.address,
+    SYNCD_API_KEY: service.apiKey,
+  });
+  t.equal(result.code, 0, result.err);
+  t.match(result.out, new RegExp(`^stopped in \\d+ ms: ${service.address} refuses connections$`));
+  t.equal(await tryConnect(service.address), 'ECONNREFUSED');
+  t.equal((await service.exited).exitCode, 0);
+});
+
+t.test('a stopped service: exit 1 and a message naming the address', async (t) => {
+  const port = await getPort({ host: '127.0.0.1' });
+  for (const command of [['ping'], ['status'], ['restart'], ['errors'], ['shutdown', '--wait']]) {
+    const result = await syncd(command, {
+      SYNCD_ADDRESS: `127.0.0.1:${port}`,
+      SYNCD_API_KEY: 'x'.repeat(20),
+    });
+    t.equal(result.code, 1, command.join(' '));
+    t.match(result.err, new RegExp(`^syncd: no service answering at 127.0.0.1:${port}: connection refused`));
+  }
+});
+
+t.test('a wrong key: exit 1, the service says 401, and the action is not taken', async (t) => {
+  const service = await startService(t);
+  const pid = await service.workerPid();
+  const result = await syncd(['restart'], {
+    SYNCD_ADDRESS: service.address,
+    SYNCD_API_KEY: 'wrong-key-wrong-key',
+  });
+  t.equal(result.code, 1);
+  t.match(result.err, new RegExp(`the service at ${service.address} answered 401: missing or wrong API key`));
+  t.equal(await service.workerPid(), pid);
+});
+
+t.test('bad usage: exit 2 and what was wrong', async (t) => {
+  const cases: Array<[string[], RegExp]> = [
+    [[], /no command given/],
+    [['launch'], /unknown command "launch"/],
+    [['ping', '--wait'], /--wait goes with restart and shutdown only/],
+    [['ping', 'extra'], /ping takes no arguments/],
+    [['errors', 'delete'], /errors takes nothing, "clear" or "add MESSAGE"/],
+    [['errors', 'add'], /errors add needs the MESSAGE/],
+    [['ping', '--colour'], /Unknown option '--colour'/],
+    [['ping', '--timeout', 'soon'], /--timeout: "soon" is not a positive duration/],
+  ];
+  for (const [args, message] of cases) {
+    const result = await syncd(args);
+    t.equal(result.code, 2, args.join(' '));
+    t.match(result.err, message);
+    t.match(result.err, /Run syncd --help/);
+  }
+});
+
+t.test('--help on every command', async (t) => {
+  const general = await syncd(['--help']);
+  t.equal(general.code, 0);
+  t.match(general.out, /^Usage: syncd COMMAND/);
+  for (const command of ['ping', 'restart', 'shutdown', 'errors', 'status', 'healthcheck']) {
+    const result = await syncd([command, '--help']);
+    t.equal(result.code, 0, command);
+    t.match(result.out, new RegExp(`^syncd ${command}`));
+  }
+  const serve = await syncd(['serve', '--help']);
+  t.equal(serve.code, 0);
+  t.match(serve.out, /Usage: syncd serve[\s\S]*--drain-timeout/);
+});
+
+t.test('healthcheck: 0 when it answers, 1 when not', async (t) => {
+  const service = await startService(t);
+  const healthy = await syncd(['healthcheck', '--address', service.address, '--api-key', service.apiKey]);
+  t.equal(healthy.code, 0);
+  t.match(healthy.out, /^healthy: pong from/);
+  const port = await getPort({ host: '127.0.0.1' });
+  const unhealthy = await syncd([
+    'healthcheck',
+    '--address',
+    `127.0.0.1:${port}`,
+    '--api-key',
+    service.apiKey,
+  ]);
+  t.equal(unhealthy.code, 1);
+  t.match(unhealthy.err, /^unhealthy: no service answering/);
+});
+
+t.test('`syncd serve` is what npm start runs, and npx syncd works from a checkout', async (t) => {
+  const service = await startService(t, { viaNpm: true });
+  t.ok(service.logs.some((line) => line.msg === 'ready'));
+  const npx = await execa(
+    'npx',
+    ['--no-install', 'syncd', 'ping', '--address', service.address, '--api-key', service.apiKey],
+    {
+      reject: false,
+    },
+  );
+  t.equal(npx.exitCode, 0, npx.stderr);
+  await call(service, 'POST', '/rest/system/shutdown');
+  await service.exited;
+  t.notOk(isAlive(service.supervisorPid!), 'stopped');
+});
