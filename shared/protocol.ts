@@ -26,6 +26,11 @@ export interface WorkerInit {
   drainTimeoutMs: number;
   /** Errors the new worker's list starts with, such as how its predecessor crashed. */
   initialErrors: RecentError[];
+  /** Host header values accepted, or null for any (see shared/hosts.ts). */
+  allowedHosts: string[] | null;
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  maxConnections: number;
   supervisor: SupervisorStats;
 }
 

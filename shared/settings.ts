@@ -20,6 +20,13 @@ export interface Settings {
   heartbeatTimeoutMs: number;
   /** Shut down when standard input ends: a parent that dies, however, takes the service with it. */
   stopWithStdin: boolean;
+  /** Host names accepted besides the loopback ones, for a reverse proxy in front. */
+  allowedHosts: string[];
+  /** Time a client has to send a request's headers, and the whole request. */
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  /** Connections served at once; more are closed at once. */
+  maxConnections: number;
 }
 
 export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -105,6 +112,30 @@ export const settingSpecs = {
     help: 'shut down when standard input ends, so that a parent that dies takes the service with it (1 or 0)',
     default: '0',
   },
+  allowedHosts: {
+    flag: 'allowed-hosts',
+    env: 'SYNCD_ALLOWED_HOSTS',
+    help: 'comma-separated host names accepted in the Host header besides localhost, 127.0.0.1 and [::1] (behind a reverse proxy)',
+    default: '',
+  },
+  headersTimeout: {
+    flag: 'headers-timeout',
+    env: 'SYNCD_HEADERS_TIMEOUT',
+    help: 'how long a client may take to send the headers of a request',
+    default: '10s',
+  },
+  requestTimeout: {
+    flag: 'request-timeout',
+    env: 'SYNCD_REQUEST_TIMEOUT',
+    help: 'how long a client may take to send a whole request, body included',
+    default: '30s',
+  },
+  maxConnections: {
+    flag: 'max-connections',
+    env: 'SYNCD_MAX_CONNECTIONS',
+    help: 'connections served at once; more are closed at once',
+    default: '1000',
+  },
 } as const satisfies Record<string, SettingSpec>;
 
 export type SettingName = keyof typeof settingSpecs;
@@ -137,6 +168,20 @@ export function readSettings(argv: readonly string[], env: NodeJS.ProcessEnv): S
       raw('heartbeatTimeout') ?? settingSpecs.heartbeatTimeout.default,
     ),
     stopWithStdin: readSwitch('stopWithStdin', raw('stopWithStdin') ?? settingSpecs.stopWithStdin.default),
+    allowedHosts: readHostList(raw('allowedHosts') ?? settingSpecs.allowedHosts.default),
+    headersTimeoutMs: readDuration(
+      'headersTimeout',
+      raw('headersTimeout') ?? settingSpecs.headersTimeout.default,
+    ),
+    requestTimeoutMs: readDuration(
+      'requestTimeout',
+      raw('requestTimeout') ?? settingSpecs.requestTimeout.default,
+    ),
+    maxConnections: readCount(
+      'maxConnections',
+      raw('maxConnections') ?? settingSpecs.maxConnections.default,
+      1,
+    ),
   };
 }
 
@@ -216,10 +261,27 @@ function readDuration(name: SettingName, text: string): number {
   return ms;
 }
 
-function readCount(name: SettingName, text: string): number {
-  if (!/^\d+$/.test(text.trim()))
-    throw new SettingError(settingLabel(name), `"${text}" is not a whole number`);
+function readCount(name: SettingName, text: string, minimum = 0): number {
+  if (!/^\d+$/.test(text.trim()) || Number(text) < minimum) {
+    throw new SettingError(settingLabel(name), `"${text}" is not a whole number of at least ${minimum}`);
+  }
   return Number(text);
+}
+
+function readHostList(text: string): string[] {
+  const hosts = text
+    .split(',')
+    .map((host) => host.trim().toLowerCase())
+    .filter(Boolean);
+  for (const host of hosts) {
+    if (!/^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)$/.test(host)) {
+      throw new SettingError(
+        settingLabel('allowedHosts'),
+        `"${host}" is not a host name (give names without ports)`,
+      );
+    }
+  }
+  return hosts;
 }
 
 function readSwitch(name: SettingName, text: string): boolean {

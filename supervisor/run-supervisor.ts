@@ -1,4 +1,5 @@
 import { formatAddress } from '../shared/address.ts';
+import { allowedHostsFor } from '../shared/hosts.ts';
 import { prepareHome, removeAddressFile, resolveApiKey, writeAddressFile } from '../shared/home.ts';
 import { createLogger } from '../shared/logger.ts';
 import { readSettings, SettingError, usage } from '../shared/settings.ts';
@@ -44,7 +45,8 @@ export async function runSupervisor(
 
   const { settings, apiKey, keySource, server, address } = prepared;
   logger.info({ address, home: settings.home, apiKey: keySource }, 'supervisor started');
-  const supervisor = new Supervisor({ settings, apiKey, server, address, logger });
+  const allowedHosts = allowedHostsFor(prepared.bound, settings.allowedHosts);
+  const supervisor = new Supervisor({ settings, apiKey, server, address, logger, allowedHosts });
 
   const onStop = (signal: NodeJS.Signals) => {
     if (supervisor.state === 'stopping') supervisor.forceStop(`second ${signal}`);
@@ -79,5 +81,5 @@ async function prepare(settings: ReturnType<typeof readSettings>) {
     server.close();
     throw error;
   }
-  return { settings, apiKey, keySource: source, server, address };
+  return { settings, apiKey, keySource: source, server, address, bound };
 }

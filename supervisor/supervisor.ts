@@ -16,8 +16,18 @@ export const EXIT_GAVE_UP = 3;
 export interface SupervisorOptions {
   settings: Pick<
     Settings,
-    'logLevel' | 'drainTimeoutMs' | 'crashLimit' | 'crashWindowMs' | 'startupTimeoutMs' | 'heartbeatTimeoutMs'
+    | 'logLevel'
+    | 'drainTimeoutMs'
+    | 'crashLimit'
+    | 'crashWindowMs'
+    | 'startupTimeoutMs'
+    | 'heartbeatTimeoutMs'
+    | 'headersTimeoutMs'
+    | 'requestTimeoutMs'
+    | 'maxConnections'
   >;
+  /** Host header values the worker accepts, or null for any. */
+  allowedHosts: string[] | null;
   apiKey: string;
   /** The listening socket, already bound; the supervisor hands its connections to the worker. */
   server: Server;
@@ -113,7 +123,9 @@ export class Supervisor {
       return;
     }
     if (this.#active) this.#handOver(this.#active, socket);
-    else this.#waiting.push(socket);
+    // While no worker serves, connections wait, up to the same bound a worker serves at once.
+    else if (this.#waiting.length < this.#options.settings.maxConnections) this.#waiting.push(socket);
+    else socket.destroy();
   }
 
   /** Starts a new worker; the serving one drains once the new one is ready. Joins one under way. */
@@ -179,6 +191,10 @@ export class Supervisor {
         drainTimeoutMs: settings.drainTimeoutMs,
         initialErrors: [...this.#crashReports],
         supervisor: this.stats,
+        allowedHosts: this.#options.allowedHosts,
+        headersTimeoutMs: settings.headersTimeoutMs,
+        requestTimeoutMs: settings.requestTimeoutMs,
+        maxConnections: settings.maxConnections,
       },
     });
     this.#setTimer(worker, settings.startupTimeoutMs, () => {

@@ -1,8 +1,20 @@
 import Fastify, { type FastifyReply, type FastifyRequest, LogController } from 'fastify';
+import { createServer } from 'node:http';
+import { hostAllowed } from '../shared/hosts.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { Action } from '../shared/protocol.ts';
 import { apiKeyChecker } from './auth.ts';
-import { type ErrorBody, errorBody, HttpError, methodNotAllowed, notFound, unauthorized } from './errors.ts';
+import { AuthFailures } from './auth-failures.ts';
+import {
+  type ErrorBody,
+  errorBody,
+  HttpError,
+  hostNotAllowed,
+  methodNotAllowed,
+  notFound,
+  tooManyFailures,
+  unauthorized,
+} from './errors.ts';
 import type { RecentErrors } from './recent-errors.ts';
 import { type StatusSource, systemRoutes } from './system-routes.ts';
 import { testRoutes } from './test-routes.ts';
@@ -22,7 +34,17 @@ export interface AppOptions {
   isDraining: () => boolean;
   /** Adds the misbehaving /rest/test routes (SYNCD_TEST_ROUTES=1); for tests only. */
   testRoutes?: boolean;
+  /** Host header values accepted (null: any); see shared/hosts.ts. */
+  allowedHosts?: string[] | null;
+  /** Failed keys per client; a fresh counter when not given. */
+  authFailures?: AuthFailures;
+  /** Bounds on slow clients; Node's defaults when not given. */
+  limits?: { headersTimeoutMs: number; requestTimeoutMs: number };
 }
+
+// Header limits: Node's own 16 KiB in all, and at most 100 header lines.
+const MAX_HEADER_BYTES = 16 * 1024;
+const MAX_HEADER_COUNT = 100;
 
 /** The HTTP application, apart from any socket: tests drive it with `inject()`. */
 export function buildApp(options: AppOptions) {
@@ -34,6 +56,21 @@ export function buildApp(options: AppOptions) {
     // A stopping worker still answers the requests it holds; the supervisor sends it no new ones.
     return503OnClosing: false,
     forceCloseConnections: false,
+    // The HTTP server itself, so that slow clients are bounded: time for the headers and the whole
+    // request, checked every second (Node's default check runs every 30 s), and the size of headers.
+    serverFactory: (handler) => {
+      const server = createServer(
+        {
+          headersTimeout: options.limits?.headersTimeoutMs,
+          requestTimeout: options.limits?.requestTimeoutMs,
+          connectionsCheckingInterval: 1000,
+          maxHeaderSize: MAX_HEADER_BYTES,
+        },
+        handler,
+      );
+      server.maxHeadersCount = MAX_HEADER_COUNT;
+      return server;
+    },
   });
 
   // Action endpoints take a body of any type, or none, and never answer 415: keep every body raw.
@@ -48,19 +85,38 @@ export function buildApp(options: AppOptions) {
   });
 
   const keyMatches = apiKeyChecker(options.apiKey);
+  const allowedHosts = options.allowedHosts ?? null;
+  const failures = options.authFailures ?? new AuthFailures();
   // A callback hook, not an async one: this runs on every request and a promise each costs throughput.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('cache-control', 'no-cache, no-store');
     // Bodies are kept raw whatever they claim to be, so a malformed type must not turn into a 415.
     if (request.headers['content-type'] !== undefined) request.headers['content-type'] = RAW_BODY_TYPE;
     if (options.isDraining()) reply.header('connection', 'close');
-    // Every path needs the key but the noauth ones, unknown paths included, so that no spelling of a
-    // path (double slashes, dot segments) can reach an action without it.
-    if (!request.routeOptions.url?.startsWith('/rest/noauth/') && !keyMatches(request.headers)) {
-      done(unauthorized());
+    // Before the key is even looked at: a page whose name was rebound to this address is refused.
+    if (!hostAllowed(request.headers.host, allowedHosts)) {
+      done(hostNotAllowed(request.headers.host ?? ''));
       return;
     }
-    done();
+    // Every path needs the key but the noauth ones, unknown paths included, so that no spelling of a
+    // path (double slashes, dot segments) can reach an action without it.
+    if (request.routeOptions.url?.startsWith('/rest/noauth/') || keyMatches(request.headers)) {
+      done();
+      return;
+    }
+    const client = request.socket.remoteAddress ?? 'unknown';
+    const wait = failures.retryAfter(client);
+    if (wait > 0) {
+      done(tooManyFailures(wait));
+      return;
+    }
+    if (failures.record(client)) {
+      request.log.warn(
+        { client },
+        `a request from ${client} had a missing or wrong API key (further ones from it this minute are not logged)`,
+      );
+    }
+    done(unauthorized());
   });
 
   app.setNotFoundHandler(async (request) => {

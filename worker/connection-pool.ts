@@ -22,8 +22,16 @@ export class ConnectionPool {
   readonly #sockets = new Set<Socket>();
   #onEmpty: (() => void) | undefined;
 
-  constructor(server: Server) {
+  readonly #maxConnections: number;
+  readonly #onRefused: (count: number) => void;
+  #refused = 0;
+  #refusedReport: NodeJS.Timeout | undefined;
+
+  /** `onRefused` hears, at most every 10 s, how many connections over `maxConnections` were closed. */
+  constructor(server: Server, maxConnections = Infinity, onRefused: (count: number) => void = () => {}) {
     this.#server = server;
+    this.#maxConnections = maxConnections;
+    this.#onRefused = onRefused;
     // Node's HTTP server starts tracking connections (idle detection, header and request time-outs)
     // on 'listening', which a server fed from outside never emits by itself.
     server.emit('listening');
@@ -34,6 +42,18 @@ export class ConnectionPool {
   }
 
   serve(socket: Socket): void {
+    if (this.#sockets.size >= this.#maxConnections) {
+      socket.destroy();
+      this.#refused += 1;
+      if (this.#refusedReport === undefined) {
+        this.#refusedReport = setTimeout(() => {
+          this.#onRefused(this.#refused);
+          this.#refused = 0;
+          this.#refusedReport = undefined;
+        }, REFUSED_REPORT_MS).unref();
+      }
+      return;
+    }
     // Node's HTTP server turns Nagle's algorithm off on the connections it accepts itself; a handed-over
     // connection would keep the supervisor's default. Set it so that both behave alike.
     socket.setNoDelay(true);
@@ -74,3 +94,4 @@ export class ConnectionPool {
 }
 
 const SWEEP_INTERVAL_MS = 25;
+const REFUSED_REPORT_MS = 10_000;

@@ -41,3 +41,18 @@ export const notImplemented = (method: string, path: string) =>
 
 export const emptyErrorText = () =>
   new HttpError(400, 'the error text is empty: send it as the request body, for example curl -d "disk full"');
+
+export const hostNotAllowed = (host: string) =>
+  new HttpError(
+    403,
+    `Host "${host}" is not allowed: this service answers loopback names only (add others with --allowed-hosts)`,
+  );
+
+export const tooManyFailures = (retryAfterSeconds: number) =>
+  new HttpError(
+    429,
+    `too many requests with a missing or wrong API key; try again in ${retryAfterSeconds} s`,
+    {
+      'retry-after': String(retryAfterSeconds),
+    },
+  );

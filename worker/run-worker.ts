@@ -63,9 +63,16 @@ export function runWorker(parent: ParentChannel, options: { testRoutes?: boolean
         onAction: (action) => send({ type: 'syncd:action', action }),
         isDraining: () => draining,
         testRoutes: options.testRoutes,
+        allowedHosts: init.allowedHosts,
+        limits: { headersTimeoutMs: init.headersTimeoutMs, requestTimeoutMs: init.requestTimeoutMs },
       });
       await app.ready();
-      const pool = new ConnectionPool(app.server);
+      const pool = new ConnectionPool(app.server, init.maxConnections, (refused) =>
+        logger.warn(
+          { refused, maxConnections: init.maxConnections },
+          `closed ${refused} connections over the limit of ${init.maxConnections}`,
+        ),
+      );
 
       const drain = async (reason: DrainReason) => {
         if (draining) return;

@@ -3,6 +3,7 @@ import t, { type Test } from 'tap';
 import { createLogger } from '../../shared/logger.ts';
 import type { Action } from '../../shared/protocol.ts';
 import { BODY_LIMIT, buildApp } from '../../worker/app.ts';
+import { AuthFailures } from '../../worker/auth-failures.ts';
 import { RecentErrors } from '../../worker/recent-errors.ts';
 
 const apiKey = 'an-api-key-for-tests-0123456789';
@@ -17,7 +18,10 @@ function collect(lines: string[]): Writable {
   });
 }
 
-async function setup(t: Test, options: { draining?: boolean } = {}) {
+async function setup(
+  t: Test,
+  options: { draining?: boolean; authFailures?: AuthFailures; allowedHosts?: string[] | null } = {},
+) {
   const errors = new RecentErrors();
   const actions: Action[] = [];
   const logLines: string[] = [];
@@ -33,6 +37,9 @@ async function setup(t: Test, options: { draining?: boolean } = {}) {
     },
     onAction: (action) => actions.push(action),
     isDraining: () => options.draining ?? false,
+    // Tests that send many wrong keys on purpose must not be slowed by the limiter; one test is about it.
+    authFailures: options.authFailures ?? new AuthFailures({ limit: 1_000_000 }),
+    allowedHosts: options.allowedHosts ?? null,
   });
   await app.ready();
   t.teardown(() => app.close());
@@ -297,3 +304,70 @@ t.test('the key never appears in a log line', async (t) => {
   t.equal(lines.length, 1);
   t.notMatch(lines[0], apiKey);
 });
+
+t.test('a foreign Host is refused with 403 before the key is looked at, right key included', async (t) => {
+  const { inject, actions } = await setup(t, { allowedHosts: ['localhost', '127.0.0.1', '[::1]'] });
+  for (const path of ['/rest/system/shutdown', '/rest/system/restart', '/rest/system/error/clear']) {
+    const response = await inject('POST', path, { headers: { host: 'rebound.evil.test:8384' } });
+    t.equal(response.statusCode, 403, path);
+    t.match(response.json(), {
+      statusCode: 403,
+      error: 'Forbidden',
+      message: /Host "rebound.evil.test:8384" is not allowed/,
+    });
+  }
+  t.equal(
+    (await inject('GET', '/rest/noauth/health', { headers: { host: 'evil.test' } })).statusCode,
+    403,
+    'health too',
+  );
+  t.same(actions, [], 'no action taken');
+  t.equal(
+    (await inject('GET', '/rest/system/ping', { headers: { host: 'localhost:8384' } })).statusCode,
+    200,
+  );
+});
+
+t.test('no response lets another origin read it, preflights included', async (t) => {
+  const { inject } = await setup(t);
+  const origin = { origin: 'http://127.0.0.1:9999' };
+  const preflight = await inject('OPTIONS', '/rest/system/shutdown', {
+    headers: {
+      ...origin,
+      'access-control-request-method': 'POST',
+      'access-control-request-headers': 'x-api-key',
+      'x-api-key': '',
+    },
+  });
+  t.ok(preflight.statusCode >= 400, `preflight refused: ${preflight.statusCode}`);
+  for (const [method, path] of [
+    ['GET', '/rest/system/ping'],
+    ['POST', '/rest/system/error/clear'],
+    ['GET', '/rest/noauth/health'],
+  ]) {
+    const response = await inject(method as string, path as string, { headers: origin });
+    const corsHeaders = Object.keys(response.headers).filter((name) => name.startsWith('access-control-'));
+    t.same(corsHeaders, [], `${method} ${path}`);
+  }
+  for (const name of Object.keys(preflight.headers)) t.notMatch(name, /^access-control-/);
+});
+
+t.test(
+  'after 10 wrong keys in a minute a client gets 429 with Retry-After; the right key never does',
+  async (t) => {
+    const { inject, logLines } = await setup(t, { authFailures: new AuthFailures() });
+    const wrong = { headers: { 'x-api-key': 'guess-guess-guess' } };
+    for (let i = 0; i < 10; i++)
+      t.equal((await inject('POST', '/rest/system/shutdown', wrong)).statusCode, 401);
+    for (const headers of [wrong.headers, { 'x-api-key': '' }]) {
+      const limited = await inject('POST', '/rest/system/shutdown', { headers });
+      t.equal(limited.statusCode, 429);
+      t.ok(Number(limited.headers['retry-after']) > 0 && Number(limited.headers['retry-after']) <= 60);
+      t.match(limited.json(), { statusCode: 429, message: /try again in \d+ s/ });
+    }
+    t.equal((await inject('GET', '/rest/system/ping')).statusCode, 200, 'the key holder is never slowed');
+    const warnings = logLines.filter((line) => line.includes('missing or wrong API key'));
+    t.equal(warnings.length, 1, 'logged once per client per minute');
+    t.match(JSON.parse(warnings[0] as string), { level: 40, client: '127.0.0.1' });
+  },
+);
