@@ -1,4 +1,6 @@
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { rootCertificates } from 'node:tls';
 import type { RecentError } from './protocol.ts';
 
 export interface ClientOptions {
@@ -7,6 +9,8 @@ export interface ClientOptions {
   apiKey?: string;
   /** Per call; default 10 s. */
   timeoutMs?: number;
+  /** A certificate to trust besides the system's, for a service with a self-signed one (PEM). */
+  ca?: string;
 }
 
 export interface Status {
@@ -41,6 +45,7 @@ export class SyncdClient {
   readonly baseUrl: string;
   readonly #apiKey: string | undefined;
   readonly #timeoutMs: number;
+  readonly #ca: string[] | undefined;
 
   constructor(options: ClientOptions) {
     this.baseUrl = /^https?:\/\//.test(options.address)
@@ -48,6 +53,7 @@ export class SyncdClient {
       : `http://${options.address}`;
     this.#apiKey = options.apiKey;
     this.#timeoutMs = options.timeoutMs ?? 10_000;
+    this.#ca = options.ca === undefined ? undefined : [...rootCertificates, options.ca];
   }
 
   ping(): Promise<{ ping: 'pong' }> {
@@ -89,7 +95,8 @@ export class SyncdClient {
       headers['content-length'] = String(Buffer.byteLength(body));
     }
     return new Promise((resolve, reject) => {
-      const req = httpRequest(url, { method, headers, agent: false }, (response) => {
+      const request = url.startsWith('https:') ? httpsRequest : httpRequest;
+      const req = request(url, { method, headers, agent: false, ca: this.#ca }, (response) => {
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
         response.on('error', (error) => reject(noAnswer(method, url, error)));

@@ -6,12 +6,13 @@ export const HEALTH_TIMEOUT_MS = 2000;
 /** Pings the service found through the flags given, the environment or the home; never throws. */
 export async function checkHealth(
   env: NodeJS.ProcessEnv,
-  given: { address?: string; apiKey?: string; home?: string } = {},
+  given: { address?: string; apiKey?: string; home?: string; tls?: boolean } = {},
 ): Promise<{ healthy: boolean; message: string }> {
   try {
     const target = await resolveTarget(given, env);
     const client = new SyncdClient({
-      address: target.address,
+      address: target.url,
+      ca: target.ca,
       apiKey: target.apiKey,
       timeoutMs: HEALTH_TIMEOUT_MS,
     });

@@ -4,9 +4,10 @@ import { join } from 'node:path';
 import { MIN_API_KEY_LENGTH, SettingError, settingLabel } from './settings.ts';
 
 // What the state folder holds: config.json (the API key, mode 0600) and, while the service runs,
-// `address`, the HOST:PORT actually bound, for scripts and clients to read.
+// `address` and `url`, where it actually listens, for scripts and clients to read.
 export const CONFIG_FILE = 'config.json';
 export const ADDRESS_FILE = 'address';
+export const URL_FILE = 'url';
 
 export interface StoredConfig {
   apiKey?: string;
@@ -74,24 +75,37 @@ export async function readConfig(path: string): Promise<StoredConfig | undefined
   return value as StoredConfig;
 }
 
-export async function writeAddressFile(home: string, address: string): Promise<void> {
+/**
+ * The files that say where the running service is: `address` (HOST:PORT) and `url` (with the scheme,
+ * https when TLS is on). Written once the socket is bound, removed at shutdown.
+ */
+export async function writeAddressFiles(home: string, address: string, url: string): Promise<void> {
   await writeFileAtomic(join(home, ADDRESS_FILE), `${address}\n`, 0o644);
+  await writeFileAtomic(join(home, URL_FILE), `${url}\n`, 0o644);
 }
 
-export async function removeAddressFile(home: string): Promise<void> {
-  await rm(join(home, ADDRESS_FILE), { force: true });
+export async function removeAddressFiles(home: string): Promise<void> {
+  await Promise.all([ADDRESS_FILE, URL_FILE].map((name) => rm(join(home, name), { force: true })));
 }
 
 export async function readAddressFile(home: string): Promise<string | undefined> {
+  return readLine(join(home, ADDRESS_FILE));
+}
+
+export async function readUrlFile(home: string): Promise<string | undefined> {
+  return readLine(join(home, URL_FILE));
+}
+
+async function readLine(path: string): Promise<string | undefined> {
   try {
-    return (await readFile(join(home, ADDRESS_FILE), 'utf8')).trim() || undefined;
+    return (await readFile(path, 'utf8')).trim() || undefined;
   } catch {
     return undefined;
   }
 }
 
 // A reader never sees half a file: write beside it, then rename over it.
-async function writeFileAtomic(path: string, text: string, mode: number): Promise<void> {
+export async function writeFileAtomic(path: string, text: string, mode: number): Promise<void> {
   const temporary = `${path}.${process.pid}.tmp`;
   try {
     await writeFile(temporary, text, { mode, flag: 'w' });

@@ -31,6 +31,8 @@ export interface WorkerInit {
   headersTimeoutMs: number;
   requestTimeoutMs: number;
   maxConnections: number;
+  /** The certificate and key to serve HTTPS with, or null for HTTP. */
+  tls: { cert: string; key: string } | null;
   supervisor: SupervisorStats;
 }
 

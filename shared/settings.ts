@@ -27,6 +27,10 @@ export interface Settings {
   requestTimeoutMs: number;
   /** Connections served at once; more are closed at once. */
   maxConnections: number;
+  /** Serve HTTPS; with the certificate and key files given, else a self-signed pair kept in the home. */
+  tls: boolean;
+  tlsCert: string | undefined;
+  tlsKey: string | undefined;
 }
 
 export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -136,6 +140,22 @@ export const settingSpecs = {
     help: 'connections served at once; more are closed at once',
     default: '1000',
   },
+  tls: {
+    flag: 'tls',
+    env: 'SYNCD_TLS',
+    help: 'serve HTTPS (1 or 0): with --tls-cert and --tls-key, else a self-signed pair generated into the home',
+    default: '0',
+  },
+  tlsCert: {
+    flag: 'tls-cert',
+    env: 'SYNCD_TLS_CERT',
+    help: 'PEM file of the certificate (chain) to serve with --tls',
+  },
+  tlsKey: {
+    flag: 'tls-key',
+    env: 'SYNCD_TLS_KEY',
+    help: 'PEM file of its private key',
+  },
 } as const satisfies Record<string, SettingSpec>;
 
 export type SettingName = keyof typeof settingSpecs;
@@ -151,6 +171,13 @@ export function readSettings(argv: readonly string[], env: NodeJS.ProcessEnv): S
     return fromEnv === undefined || fromEnv === '' ? undefined : fromEnv;
   };
 
+  if ((raw('tlsCert') === undefined) !== (raw('tlsKey') === undefined)) {
+    const missing = raw('tlsCert') === undefined ? 'tlsCert' : 'tlsKey';
+    throw new SettingError(
+      settingLabel(missing),
+      'the certificate and the key go together: give both or neither',
+    );
+  }
   return {
     home: resolveHome(raw('home'), env),
     address: readAddress(raw('address') ?? settingSpecs.address.default),
@@ -182,6 +209,9 @@ export function readSettings(argv: readonly string[], env: NodeJS.ProcessEnv): S
       raw('maxConnections') ?? settingSpecs.maxConnections.default,
       1,
     ),
+    tls: readSwitch('tls', raw('tls') ?? settingSpecs.tls.default),
+    tlsCert: raw('tlsCert'),
+    tlsKey: raw('tlsKey'),
   };
 }
 

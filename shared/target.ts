@@ -1,44 +1,46 @@
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseAddress } from './address.ts';
-import { ADDRESS_FILE, CONFIG_FILE, readAddressFile, readConfig } from './home.ts';
+import { CONFIG_FILE, readAddressFile, readConfig, readUrlFile } from './home.ts';
 import { resolveHome, settingSpecs } from './settings.ts';
+import { TLS_CERT_FILE } from './tls.ts';
 
 export interface Target {
   /** HOST:PORT to connect to. */
   address: string;
+  /** The address with its scheme: https when TLS is on. */
+  url: string;
   apiKey: string | undefined;
-  /** Where each came from, for messages. */
-  sources: { address: string; apiKey: string };
+  /** A certificate to trust besides the system's, for a self-signed one (PEM). */
+  ca: string | undefined;
 }
 
 /**
  * Where a client finds the running service: the address and key given, else the environment
- * (SYNCD_ADDRESS, SYNCD_API_KEY), else the home (its `address` file and config.json), else the default
- * address. A wildcard listening address (0.0.0.0, ::) is reached through loopback.
+ * (SYNCD_ADDRESS, SYNCD_API_KEY), else the home (its `url` and `address` files and config.json), else
+ * the default address. HTTPS when asked for (--tls, SYNCD_TLS=1) or when the home's `url` says so; the
+ * certificate trusted is SYNCD_TLS_CERT, else the home's self-signed one. A wildcard listening address
+ * (0.0.0.0, ::) is reached through loopback.
  */
 export async function resolveTarget(
-  given: { address?: string; apiKey?: string; home?: string },
+  given: { address?: string; apiKey?: string; home?: string; tls?: boolean },
   env: NodeJS.ProcessEnv,
 ): Promise<Target> {
   const home = resolveHome(given.home, env);
+  let https = given.tls === true || /^(1|true|yes|on)$/i.test(env[settingSpecs.tls.env] ?? '');
   let address = given.address || env[settingSpecs.address.env] || undefined;
-  let addressSource = given.address ? 'flag' : 'SYNCD_ADDRESS';
   if (!address) {
-    address = await readAddressFile(home);
-    addressSource = join(home, ADDRESS_FILE);
-  }
-  if (!address) {
-    address = settingSpecs.address.default;
-    addressSource = 'default';
+    const url = await readUrlFile(home);
+    address =
+      url?.replace(/^https?:\/\//, '') ?? (await readAddressFile(home)) ?? settingSpecs.address.default;
+    https ||= url?.startsWith('https://') ?? false;
   }
   let apiKey = given.apiKey ?? (env[settingSpecs.apiKey.env] || undefined);
-  let keySource = given.apiKey ? 'flag' : 'SYNCD_API_KEY';
-  if (apiKey === undefined) {
-    keySource = join(home, CONFIG_FILE);
-    apiKey = (await readConfig(keySource).catch(() => undefined))?.apiKey;
-    if (apiKey === undefined) keySource = 'none';
-  }
-  return { address: reachable(address), apiKey, sources: { address: addressSource, apiKey: keySource } };
+  apiKey ??= (await readConfig(join(home, CONFIG_FILE)).catch(() => undefined))?.apiKey;
+  const certPath = env[settingSpecs.tlsCert.env] || join(home, TLS_CERT_FILE);
+  const ca = https ? await readFile(certPath, 'utf8').catch(() => undefined) : undefined;
+  const reached = reachable(address);
+  return { address: reached, url: `${https ? 'https' : 'http'}://${reached}`, apiKey, ca };
 }
 
 function reachable(address: string): string {

@@ -2,13 +2,14 @@
 // loopback port with a temporary home and a fresh key, and takes it all down again.
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa, type ResultPromise } from 'execa';
 import getPort from 'get-port';
 import { SyncdClient } from './client.ts';
+import { TLS_CERT_FILE } from './tls.ts';
 
 // Both this file's folder (shared/ from source, dist/ once built) sit right under the package root.
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
@@ -40,6 +41,8 @@ export interface StartOptions {
   viaNpm?: boolean;
   /** Where `npm start` runs; default: the package's root. */
   cwd?: string;
+  /** Serve HTTPS with a self-signed pair generated into the home; `client` trusts it. */
+  tls?: boolean;
 }
 
 export interface Service {
@@ -48,7 +51,7 @@ export interface Service {
   /** HOST:PORT */
   address: string;
   apiKey: string;
-  /** A client of this service, with its key. */
+  /** A client of this service, with its key (and, with `tls`, trusting its certificate). */
   client: SyncdClient;
   home: string;
   /** The supervisor's pid, once it has logged its first line. */
@@ -89,6 +92,7 @@ export async function startService(options: StartOptions = {}): Promise<Service>
       SYNCD_API_KEY: apiKey,
       SYNCD_LOG_LEVEL: 'info',
       SYNCD_STOP_WITH_STDIN: '1',
+      ...(options.tls ? { SYNCD_TLS: '1' } : {}),
       ...options.env,
     },
     stdin: 'pipe',
@@ -160,17 +164,17 @@ export async function startService(options: StartOptions = {}): Promise<Service>
       if (!options.home) await rm(home, { recursive: true, force: true });
     })());
 
-  const client = new SyncdClient({ address, apiKey });
+  const url = `${options.tls ? 'https' : 'http'}://${address}`;
   const service: Service = {
-    url: `http://${address}`,
+    url,
     address,
     apiKey,
-    client,
+    client: new SyncdClient({ address: url, apiKey }),
     home,
     get supervisorPid() {
       return supervisorPid();
     },
-    workerPid: async () => (await client.status()).pid,
+    workerPid: async () => (await service.client.status()).pid,
     logs,
     workerPids,
     process: child,
@@ -185,6 +189,11 @@ export async function startService(options: StartOptions = {}): Promise<Service>
       await stop();
       throw error;
     }
+  }
+  // The self-signed certificate exists once the service has started: trust it from then on.
+  if (options.tls) {
+    const ca = await readFile(join(home, TLS_CERT_FILE), 'utf8').catch(() => undefined);
+    service.client = new SyncdClient({ address: url, apiKey, ca });
   }
   return service;
 }

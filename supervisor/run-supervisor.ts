@@ -1,6 +1,7 @@
 import { formatAddress } from '../shared/address.ts';
 import { allowedHostsFor } from '../shared/hosts.ts';
-import { prepareHome, removeAddressFile, resolveApiKey, writeAddressFile } from '../shared/home.ts';
+import { prepareHome, removeAddressFiles, resolveApiKey, writeAddressFiles } from '../shared/home.ts';
+import { fingerprint, loadTls } from '../shared/tls.ts';
 import { createLogger } from '../shared/logger.ts';
 import { readSettings, SettingError, usage } from '../shared/settings.ts';
 import { bindListener } from './listener.ts';
@@ -43,10 +44,19 @@ export async function runSupervisor(
     return EXIT_BAD_CONFIG;
   }
 
-  const { settings, apiKey, keySource, server, address } = prepared;
-  logger.info({ address, home: settings.home, apiKey: keySource }, 'supervisor started');
+  const { settings, apiKey, keySource, server, address, url, tls } = prepared;
+  const tlsFields = tls ? { tls: tls.source, fingerprint: fingerprint(tls.cert) } : {};
+  logger.info({ address, url, home: settings.home, apiKey: keySource, ...tlsFields }, 'supervisor started');
   const allowedHosts = allowedHostsFor(prepared.bound, settings.allowedHosts);
-  const supervisor = new Supervisor({ settings, apiKey, server, address, logger, allowedHosts });
+  const supervisor = new Supervisor({
+    settings,
+    apiKey,
+    server,
+    address,
+    logger,
+    allowedHosts,
+    tls: tls ? { cert: tls.cert, key: tls.key } : null,
+  });
 
   const onStop = (signal: NodeJS.Signals) => {
     if (supervisor.state === 'stopping') supervisor.forceStop(`second ${signal}`);
@@ -65,7 +75,7 @@ export async function runSupervisor(
   signals.off('SIGTERM', onStop);
   signals.off('SIGINT', onStop);
   signals.off('SIGHUP', onHangUp);
-  await removeAddressFile(settings.home);
+  await removeAddressFiles(settings.home);
   if (settings.stopWithStdin) process.stdin.pause();
   return code;
 }
@@ -73,13 +83,17 @@ export async function runSupervisor(
 async function prepare(settings: ReturnType<typeof readSettings>) {
   await prepareHome(settings.home);
   const { apiKey, source } = await resolveApiKey(settings.home, settings.apiKey);
+  const tls = settings.tls
+    ? await loadTls(settings.home, { cert: settings.tlsCert, key: settings.tlsKey })
+    : undefined;
   const { server, bound } = await bindListener(settings.address);
   const address = formatAddress(bound);
+  const url = `${tls ? 'https' : 'http'}://${address}`;
   try {
-    await writeAddressFile(settings.home, address);
+    await writeAddressFiles(settings.home, address, url);
   } catch (error) {
     server.close();
     throw error;
   }
-  return { settings, apiKey, keySource: source, server, address, bound };
+  return { settings, apiKey, keySource: source, server, address, url, bound, tls };
 }

@@ -28,6 +28,8 @@ export interface SupervisorOptions {
   >;
   /** Host header values the worker accepts, or null for any. */
   allowedHosts: string[] | null;
+  /** What the worker serves HTTPS with, or null for HTTP. */
+  tls?: { cert: string; key: string } | null;
   apiKey: string;
   /** The listening socket, already bound; the supervisor hands its connections to the worker. */
   server: Server;
@@ -195,6 +197,7 @@ export class Supervisor {
         headersTimeoutMs: settings.headersTimeoutMs,
         requestTimeoutMs: settings.requestTimeoutMs,
         maxConnections: settings.maxConnections,
+        tls: this.#options.tls ?? null,
       },
     });
     this.#setTimer(worker, settings.startupTimeoutMs, () => {

@@ -1,5 +1,6 @@
 import Fastify, { type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import { createServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { hostAllowed } from '../shared/hosts.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { Action } from '../shared/protocol.ts';
@@ -40,6 +41,8 @@ export interface AppOptions {
   authFailures?: AuthFailures;
   /** Bounds on slow clients; Node's defaults when not given. */
   limits?: { headersTimeoutMs: number; requestTimeoutMs: number };
+  /** Serve HTTPS on the connections handed over, with this certificate and key. */
+  tls?: { cert: string; key: string } | null;
 }
 
 // Header limits: Node's own 16 KiB in all, and at most 100 header lines.
@@ -58,16 +61,17 @@ export function buildApp(options: AppOptions) {
     forceCloseConnections: false,
     // The HTTP server itself, so that slow clients are bounded: time for the headers and the whole
     // request, checked every second (Node's default check runs every 30 s), and the size of headers.
+    // With TLS, the same server speaks HTTPS: the handshake happens on the connection handed over.
     serverFactory: (handler) => {
-      const server = createServer(
-        {
-          headersTimeout: options.limits?.headersTimeoutMs,
-          requestTimeout: options.limits?.requestTimeoutMs,
-          connectionsCheckingInterval: 1000,
-          maxHeaderSize: MAX_HEADER_BYTES,
-        },
-        handler,
-      );
+      const serverOptions = {
+        headersTimeout: options.limits?.headersTimeoutMs,
+        requestTimeout: options.limits?.requestTimeoutMs,
+        connectionsCheckingInterval: 1000,
+        maxHeaderSize: MAX_HEADER_BYTES,
+      };
+      const server = options.tls
+        ? createHttpsServer({ ...serverOptions, cert: options.tls.cert, key: options.tls.key }, handler)
+        : createServer(serverOptions, handler);
       server.maxHeadersCount = MAX_HEADER_COUNT;
       return server;
     },

@@ -65,6 +65,7 @@ export function runWorker(parent: ParentChannel, options: { testRoutes?: boolean
         testRoutes: options.testRoutes,
         allowedHosts: init.allowedHosts,
         limits: { headersTimeoutMs: init.headersTimeoutMs, requestTimeoutMs: init.requestTimeoutMs },
+        tls: init.tls,
       });
       await app.ready();
       const pool = new ConnectionPool(app.server, init.maxConnections, (refused) =>

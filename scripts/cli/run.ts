@@ -27,6 +27,7 @@ interface Options {
   home?: string;
   json: boolean;
   wait: boolean;
+  tls?: boolean;
   timeoutMs: number;
 }
 
@@ -66,6 +67,7 @@ function parse(argv: readonly string[]) {
         home: { type: 'string' },
         json: { type: 'boolean', default: false },
         wait: { type: 'boolean', default: false },
+        tls: { type: 'boolean' },
         timeout: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -94,6 +96,7 @@ function parse(argv: readonly string[]) {
     home: values.home,
     json: values.json,
     wait: values.wait,
+    tls: values.tls,
     timeoutMs: timeoutMs ?? DEFAULT_TIMEOUT_MS,
   };
   return { command, args, options, help: values.help };
@@ -117,7 +120,8 @@ async function run(
 
   const target = await resolveTarget(options, io.env);
   const client = new SyncdClient({
-    address: target.address,
+    address: target.url,
+    ca: target.ca,
     apiKey: target.apiKey,
     timeoutMs: options.timeoutMs,
   });

@@ -30,6 +30,7 @@ Options for every command but serve:
   --address HOST:PORT   where the service is (else SYNCD_ADDRESS, else the home's address file, else 127.0.0.1:8384)
   --api-key KEY         its key (else SYNCD_API_KEY, else the home's config.json)
   --home DIR            its state folder (else SYNCD_HOME, else $XDG_STATE_HOME/syncd or ~/.local/state/syncd)
+  --tls                 speak HTTPS (else SYNCD_TLS=1, else what the home's url file says)
   --json                print the service's JSON instead of text for people
   --timeout DURATION    how long to wait for an answer (default 10s; with --wait, for the whole wait)
   --help                this text, or a command's own

@@ -5,9 +5,10 @@ import t from 'tap';
 import {
   prepareHome,
   readAddressFile,
-  removeAddressFile,
+  readUrlFile,
+  removeAddressFiles,
   resolveApiKey,
-  writeAddressFile,
+  writeAddressFiles,
 } from '../../shared/home.ts';
 
 async function tempHome(t: { teardown(fn: () => unknown): void }) {
@@ -84,12 +85,14 @@ t.test('a malformed config.json is reported and never overwritten', async (t) =>
   }
 });
 
-t.test('the address file is written, read and removed', async (t) => {
+t.test('the address and url files are written, read and removed', async (t) => {
   const home = await tempHome(t);
   t.equal(await readAddressFile(home), undefined);
-  await writeAddressFile(home, '[::1]:8384');
+  await writeAddressFiles(home, '[::1]:8384', 'https://[::1]:8384');
   t.equal(await readFile(join(home, 'address'), 'utf8'), '[::1]:8384\n');
   t.equal(await readAddressFile(home), '[::1]:8384');
-  await removeAddressFile(home);
+  t.equal(await readUrlFile(home), 'https://[::1]:8384');
+  await removeAddressFiles(home);
   t.equal(await readAddressFile(home), undefined);
+  t.equal(await readUrlFile(home), undefined);
 });

@@ -1,0 +1,102 @@
+import { X509Certificate } from 'node:crypto';
+import { createSecureContext } from 'node:tls';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { generate } from 'selfsigned';
+import { SettingError, settingLabel } from './settings.ts';
+import { writeFileAtomic } from './home.ts';
+
+// The self-signed pair, kept in the home so that every restart and every start serves the same one.
+export const TLS_CERT_FILE = 'tls-cert.pem';
+export const TLS_KEY_FILE = 'tls-key.pem';
+
+export interface TlsPair {
+  cert: string;
+  key: string;
+  source: 'setting' | 'home' | 'generated';
+}
+
+/**
+ * The certificate and key to serve with: the files given as settings, else the pair in the home, else a
+ * new self-signed pair (for localhost, 127.0.0.1 and ::1) written there. Unusable files are a
+ * SettingError naming them.
+ */
+export async function loadTls(home: string, given: { cert?: string; key?: string }): Promise<TlsPair> {
+  if (given.cert !== undefined && given.key !== undefined) {
+    const cert = await readPem(given.cert, settingLabel('tlsCert'));
+    const key = await readPem(given.key, settingLabel('tlsKey'));
+    check(cert, key, `${settingLabel('tlsCert')} and ${settingLabel('tlsKey')}`);
+    return { cert, key, source: 'setting' };
+  }
+  const certPath = join(home, TLS_CERT_FILE);
+  const keyPath = join(home, TLS_KEY_FILE);
+  const [cert, key] = await Promise.all([readOptional(certPath), readOptional(keyPath)]);
+  if (cert !== undefined && key !== undefined) {
+    check(cert, key, `${certPath} and ${keyPath}`);
+    return { cert, key, source: 'home' };
+  }
+  if (cert !== undefined || key !== undefined) {
+    throw new SettingError(
+      cert === undefined ? certPath : keyPath,
+      'is missing while its partner is there; remove both to have a new pair generated',
+    );
+  }
+  const pair = await selfSigned();
+  // The key first and private: a certificate without its key is never left behind alone.
+  await writeFileAtomic(keyPath, pair.key, 0o600);
+  await writeFileAtomic(certPath, pair.cert, 0o644);
+  return { ...pair, source: 'generated' };
+}
+
+/** Its SHA-256 fingerprint, as the log shows it so that a client can be pinned to it. */
+export function fingerprint(cert: string): string {
+  return new X509Certificate(cert).fingerprint256;
+}
+
+async function selfSigned(): Promise<{ cert: string; key: string }> {
+  const notAfter = new Date();
+  notAfter.setFullYear(notAfter.getFullYear() + 10);
+  const pems = await generate([{ name: 'commonName', value: 'syncd on localhost' }], {
+    keyType: 'ec',
+    curve: 'P-256',
+    algorithm: 'sha256',
+    notAfterDate: notAfter,
+    extensions: [
+      { name: 'basicConstraints', cA: false },
+      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true },
+      { name: 'extKeyUsage', serverAuth: true },
+      {
+        name: 'subjectAltName',
+        altNames: [
+          { type: 2, value: 'localhost' },
+          { type: 7, ip: '127.0.0.1' },
+          { type: 7, ip: '::1' },
+        ],
+      },
+    ],
+  });
+  return { cert: pems.cert, key: pems.private };
+}
+
+function check(cert: string, key: string, what: string): void {
+  try {
+    createSecureContext({ cert, key });
+  } catch (error) {
+    throw new SettingError(what, `cannot serve TLS: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+async function readPem(path: string, setting: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    throw new SettingError(setting, `cannot read ${path}: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+async function readOptional(path: string): Promise<string | undefined> {
+  return readFile(path, 'utf8').catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined;
+    throw new SettingError(path, `cannot be read: ${error.message}`, { cause: error });
+  });
+}
