@@ -16,11 +16,13 @@ t.test('300 slowloris connections do not stop pings, and are closed when their t
   const service = await startService(t, { env: { SYNCD_HEADERS_TIMEOUT: '2s' } });
   const slow: Socket[] = [];
   const closedAt: number[] = [];
+  const answers: string[] = [];
   const started = Date.now();
   for (let i = 0; i < 300; i++) {
     const socket = await openSocket(service.address);
     socket.on('error', () => {});
     socket.on('close', () => closedAt.push(Date.now() - started));
+    socket.on('data', (chunk: Buffer) => answers.push(chunk.toString('latin1').split('\r\n')[0] ?? ''));
     socket.write('GET /rest/system/ping HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ');
     slow.push(socket);
   }
@@ -48,6 +50,11 @@ t.test('300 slowloris connections do not stop pings, and are closed when their t
   // The headers timeout is 2 s, checked every second: all gone well within 6 s of opening.
   await new Promise((resolve) => setTimeout(resolve, 6000 - (Date.now() - started)));
   t.equal(closedAt.length, 300, 'every slow connection was closed by the service');
+  t.equal(
+    answers.filter((line) => line === 'HTTP/1.1 408 Request Timeout').length,
+    300,
+    'each told 408 first',
+  );
   t.ok(Math.min(...closedAt) >= 1500, `none before its time (first after ${Math.min(...closedAt)} ms)`);
 });
 
