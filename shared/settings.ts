@@ -170,6 +170,8 @@ export function readSettings(argv: readonly string[], env: NodeJS.ProcessEnv): S
     const fromEnv = env[spec.env];
     return fromEnv === undefined || fromEnv === '' ? undefined : fromEnv;
   };
+  // What was given, else the default the table names.
+  const value = (name: SettingName): string => raw(name) ?? (settingSpecs[name] as SettingSpec).default ?? '';
 
   if ((raw('tlsCert') === undefined) !== (raw('tlsKey') === undefined)) {
     const missing = raw('tlsCert') === undefined ? 'tlsCert' : 'tlsKey';
@@ -180,36 +182,20 @@ export function readSettings(argv: readonly string[], env: NodeJS.ProcessEnv): S
   }
   return {
     home: resolveHome(raw('home'), env),
-    address: readAddress(raw('address') ?? settingSpecs.address.default),
+    address: readAddress(value('address')),
     apiKey: readApiKey(raw('apiKey')),
-    logLevel: readLogLevel(raw('logLevel') ?? settingSpecs.logLevel.default),
-    drainTimeoutMs: readDuration('drainTimeout', raw('drainTimeout') ?? settingSpecs.drainTimeout.default),
-    crashLimit: readCount('crashLimit', raw('crashLimit') ?? settingSpecs.crashLimit.default),
-    crashWindowMs: readDuration('crashWindow', raw('crashWindow') ?? settingSpecs.crashWindow.default),
-    startupTimeoutMs: readDuration(
-      'startupTimeout',
-      raw('startupTimeout') ?? settingSpecs.startupTimeout.default,
-    ),
-    heartbeatTimeoutMs: readDuration(
-      'heartbeatTimeout',
-      raw('heartbeatTimeout') ?? settingSpecs.heartbeatTimeout.default,
-    ),
-    stopWithStdin: readSwitch('stopWithStdin', raw('stopWithStdin') ?? settingSpecs.stopWithStdin.default),
-    allowedHosts: readHostList(raw('allowedHosts') ?? settingSpecs.allowedHosts.default),
-    headersTimeoutMs: readDuration(
-      'headersTimeout',
-      raw('headersTimeout') ?? settingSpecs.headersTimeout.default,
-    ),
-    requestTimeoutMs: readDuration(
-      'requestTimeout',
-      raw('requestTimeout') ?? settingSpecs.requestTimeout.default,
-    ),
-    maxConnections: readCount(
-      'maxConnections',
-      raw('maxConnections') ?? settingSpecs.maxConnections.default,
-      1,
-    ),
-    tls: readSwitch('tls', raw('tls') ?? settingSpecs.tls.default),
+    logLevel: readLogLevel(value('logLevel')),
+    drainTimeoutMs: readDuration('drainTimeout', value('drainTimeout')),
+    crashLimit: readCount('crashLimit', value('crashLimit')),
+    crashWindowMs: readDuration('crashWindow', value('crashWindow')),
+    startupTimeoutMs: readDuration('startupTimeout', value('startupTimeout')),
+    heartbeatTimeoutMs: readDuration('heartbeatTimeout', value('heartbeatTimeout')),
+    stopWithStdin: readSwitch('stopWithStdin', value('stopWithStdin')),
+    allowedHosts: readHostList(value('allowedHosts')),
+    headersTimeoutMs: readDuration('headersTimeout', value('headersTimeout')),
+    requestTimeoutMs: readDuration('requestTimeout', value('requestTimeout')),
+    maxConnections: readCount('maxConnections', value('maxConnections'), 1),
+    tls: readSwitch('tls', value('tls')),
     tlsCert: raw('tlsCert'),
     tlsKey: raw('tlsKey'),
   };

@@ -84,3 +84,48 @@ t.test('bad settings are refused with the setting named', async (t) => {
 t.test('an empty environment variable counts as unset', async (t) => {
   t.same(readSettings([], { SYNCD_ADDRESS: '' }).address, { host: '127.0.0.1', port: 8384 });
 });
+
+t.test('the security settings: allowed hosts, time and connection bounds, TLS', async (t) => {
+  const settings = readSettings(
+    [
+      '--allowed-hosts',
+      ' Sync.Example , [::1] ',
+      '--headers-timeout',
+      '2s',
+      '--max-connections',
+      '50',
+      '--tls',
+      'yes',
+    ],
+    { SYNCD_REQUEST_TIMEOUT: '45s', SYNCD_TLS_CERT: '/c.pem', SYNCD_TLS_KEY: '/k.pem' },
+  );
+  t.same(settings.allowedHosts, ['sync.example', '[::1]']);
+  t.same([settings.headersTimeoutMs, settings.requestTimeoutMs, settings.maxConnections], [2000, 45_000, 50]);
+  t.same([settings.tls, settings.tlsCert, settings.tlsKey], [true, '/c.pem', '/k.pem']);
+  const defaults = readSettings([], {});
+  t.same(
+    [
+      defaults.allowedHosts,
+      defaults.headersTimeoutMs,
+      defaults.requestTimeoutMs,
+      defaults.maxConnections,
+      defaults.tls,
+    ],
+    [[], 10_000, 30_000, 1000, false],
+  );
+
+  const bad: Array<[string[], RegExp]> = [
+    [
+      ['--allowed-hosts', 'evil.test:8384'],
+      /--allowed-hosts \/ SYNCD_ALLOWED_HOSTS: "evil.test:8384" is not a host name/,
+    ],
+    [
+      ['--max-connections', '0'],
+      /--max-connections \/ SYNCD_MAX_CONNECTIONS: "0" is not a whole number of at least 1/,
+    ],
+    [['--tls', 'maybe'], /--tls \/ SYNCD_TLS: "maybe" is not 1 or 0/],
+    [['--tls-cert', '/c.pem'], /--tls-key \/ SYNCD_TLS_KEY: the certificate and the key go together/],
+  ];
+  for (const [argv, message] of bad)
+    t.throws(() => readSettings(argv, {}), { name: 'SettingError', message }, argv.join(' '));
+});
