@@ -28,6 +28,11 @@ await build({
   entryPoints: entries,
   outdir: 'dist',
   bundle: true,
+  // Dynamic imports (the certificate generator) become chunks of their own, loaded only when used.
+  // Every output, chunks included, sits one folder below dist/: the supervisor's code finds the
+  // worker as ../worker/main.js wherever the bundler puts it.
+  splitting: true,
+  chunkNames: 'chunks/[name]-[hash]',
   platform: 'node',
   format: 'esm',
   target: 'node20',

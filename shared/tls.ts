@@ -2,7 +2,6 @@ import { X509Certificate } from 'node:crypto';
 import { createSecureContext } from 'node:tls';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { generate } from 'selfsigned';
 import { SettingError, settingLabel } from './settings.ts';
 import { writeFileAtomic } from './home.ts';
 
@@ -53,7 +52,11 @@ export function fingerprint(cert: string): string {
   return new X509Certificate(cert).fingerprint256;
 }
 
+// Loaded only when a pair is generated: its X.509 libraries would cost every start time and memory.
 async function selfSigned(): Promise<{ cert: string; key: string }> {
+  const module = await import('selfsigned');
+  // A CommonJS package: its exports come as `default` once bundled, as named exports under tsx.
+  const { generate } = (module as unknown as { default?: typeof module }).default ?? module;
   const notAfter = new Date();
   notAfter.setFullYear(notAfter.getFullYear() + 10);
   const pems = await generate([{ name: 'commonName', value: 'syncd on localhost' }], {

@@ -21,7 +21,8 @@ export interface WorkerEvents {
   onExit(worker: WorkerProcess, exit: WorkerExit): void;
 }
 
-// The worker entry beside this file's folder, with this file's own extension (.ts from source).
+// The worker entry beside this file's folder, with this file's own extension: worker/main.ts from the
+// sources, dist/worker/main.js from any output folder of the build (see scripts/build.ts).
 const defaultEntry = fileURLToPath(new URL(`../worker/main${extname(import.meta.url)}`, import.meta.url));
 
 /** One worker child process, spoken to over its IPC channel. */

@@ -30,7 +30,8 @@ export const syncd: Target = {
   async start() {
     const home = await mkdtemp(join(tmpdir(), 'syncd-bench-'));
     const port = await getPort({ host: '127.0.0.1' });
-    return launch(process.execPath, [join(root, 'dist', 'supervisor', 'main.js')], port, home, {
+    // What npm start runs.
+    return launch(process.execPath, [join(root, 'dist', 'bin', 'syncd.js'), 'serve'], port, home, {
       SYNCD_HOME: home,
       SYNCD_ADDRESS: `127.0.0.1:${port}`,
       SYNCD_API_KEY: API_KEY,
