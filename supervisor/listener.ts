@@ -1,13 +1,32 @@
-import { createServer, type Server } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
 import { type Address, formatAddress } from '../shared/address.ts';
 import { SettingError, settingLabel } from '../shared/settings.ts';
+
+export interface Listener {
+  server: Server;
+  bound: Address;
+  /**
+   * Sends every connection to `accept` from now on, first those accepted since the bind: a client may
+   * connect the moment the port opens, before the supervisor is ready to take it.
+   */
+  handOff(accept: (socket: Socket) => void): void;
+}
 
 /**
  * Binds the service's address. Connections are accepted paused: the supervisor never reads from them,
  * it hands them to a worker, which reads from the start.
  */
-export function bindListener(address: Address): Promise<{ server: Server; bound: Address }> {
+export function bindListener(address: Address): Promise<Listener> {
   const server = createServer({ pauseOnConnect: true });
+  const early: Socket[] = [];
+  let accept = (socket: Socket): void => {
+    early.push(socket);
+  };
+  server.on('connection', (socket) => accept(socket));
+  const handOff = (next: (socket: Socket) => void) => {
+    accept = next;
+    for (const socket of early.splice(0)) next(socket);
+  };
   return new Promise((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) => {
       const why = reasons[error.code ?? ''] ?? error.message;
@@ -20,7 +39,7 @@ export function bindListener(address: Address): Promise<{ server: Server; bound:
     server.listen({ host: address.host, port: address.port, exclusive: true }, () => {
       const bound = server.address();
       if (bound === null || typeof bound === 'string') throw new Error('a TCP listener has no TCP address');
-      resolve({ server, bound: { host: bound.address, port: bound.port } });
+      resolve({ server, bound: { host: bound.address, port: bound.port }, handOff });
     });
   });
 }

@@ -44,14 +44,14 @@ export async function runSupervisor(
     return EXIT_BAD_CONFIG;
   }
 
-  const { settings, apiKey, keySource, server, address, url, tls } = prepared;
+  const { settings, apiKey, keySource, listener, address, url, tls } = prepared;
   const tlsFields = tls ? { tls: tls.source, fingerprint: fingerprint(tls.cert) } : {};
   logger.info({ address, url, home: settings.home, apiKey: keySource, ...tlsFields }, 'supervisor started');
   const allowedHosts = allowedHostsFor(prepared.bound, settings.allowedHosts);
   const supervisor = new Supervisor({
     settings,
     apiKey,
-    server,
+    listener,
     address,
     logger,
     allowedHosts,
@@ -86,7 +86,8 @@ async function prepare(settings: ReturnType<typeof readSettings>) {
   const tls = settings.tls
     ? await loadTls(settings.home, { cert: settings.tlsCert, key: settings.tlsKey })
     : undefined;
-  const { server, bound } = await bindListener(settings.address);
+  const listener = await bindListener(settings.address);
+  const { server, bound } = listener;
   const address = formatAddress(bound);
   const url = `${tls ? 'https' : 'http'}://${address}`;
   try {
@@ -95,5 +96,5 @@ async function prepare(settings: ReturnType<typeof readSettings>) {
     server.close();
     throw error;
   }
-  return { settings, apiKey, keySource: source, server, address, url, bound, tls };
+  return { settings, apiKey, keySource: source, listener, address, url, bound, tls };
 }

@@ -1,9 +1,10 @@
-import type { Server, Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import type { Logger } from '../shared/logger.ts';
 import type { Dispatch, RecentError, SupervisorStats, WorkerMessage } from '../shared/protocol.ts';
 import { dispatch } from '../shared/protocol.ts';
 import type { Settings } from '../shared/settings.ts';
 import { CrashPolicy } from './crash-policy.ts';
+import type { Listener } from './listener.ts';
 import { describeExit, type WorkerEvents, type WorkerExit, WorkerProcess } from './worker-process.ts';
 
 export type SupervisorState = 'starting' | 'running' | 'restarting' | 'recovering' | 'stopping' | 'stopped';
@@ -32,7 +33,7 @@ export interface SupervisorOptions {
   tls?: { cert: string; key: string } | null;
   apiKey: string;
   /** The listening socket, already bound; the supervisor hands its connections to the worker. */
-  server: Server;
+  listener: Listener;
   /** HOST:PORT actually bound. */
   address: string;
   logger: Logger;
@@ -84,7 +85,7 @@ export class Supervisor {
     this.done = new Promise((resolve) => {
       this.#resolveDone = resolve;
     });
-    options.server.on('connection', (socket) => this.accept(socket));
+    options.listener.handOff((socket) => this.accept(socket));
   }
 
   // The serving worker is asked for a heartbeat several times per timeout; one that stays silent for
@@ -152,7 +153,7 @@ export class Supervisor {
     this.state = 'stopping';
     this.#exitCode = exitCode;
     this.#log.info({ reason, exitCode }, 'shutting down');
-    this.#options.server.close();
+    this.#options.listener.server.close();
     clearTimeout(this.#respawnTimer);
     this.#respawnTimer = undefined;
     for (const socket of this.#waiting.splice(0)) socket.destroy();
@@ -171,7 +172,7 @@ export class Supervisor {
       worker.stopRequested = true;
       worker.kill('SIGKILL');
     }
-    this.#options.server.close();
+    this.#options.listener.server.close();
     this.#finish(EXIT_UNEXPECTED);
   }
 

@@ -124,3 +124,23 @@ t.test('connections made while no worker serves wait for the next one', async (t
     [200, 200, 200, 200, 200],
   );
 });
+
+t.test('a connection made the moment the port opens is answered, never left waiting', async (t) => {
+  // Found by the benchmark: connections accepted between the bind and the supervisor taking over hung.
+  for (let start = 0; start < 5; start++) {
+    const service = await startService(t, { waitReady: false });
+    const hung: string[] = [];
+    for (;;) {
+      const outcome = await call(service, 'GET', '/rest/system/ping', { timeoutMs: 3000 }).then(
+        (response) => String(response.status),
+        (error: NodeJS.ErrnoException) => error.code ?? error.message,
+      );
+      if (/no answer in time/.test(outcome)) hung.push(outcome);
+      if (outcome === '200') break;
+      if (outcome !== 'ECONNREFUSED' && !/no answer/.test(outcome)) t.fail(`unexpected: ${outcome}`);
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    t.same(hung, [], `start ${start + 1}: every accepted connection answered`);
+    await service.stop();
+  }
+});
