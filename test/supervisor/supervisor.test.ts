@@ -76,6 +76,8 @@ t.test('a wrong key gets 401 and the action is not taken', async (t) => {
     (e: { message: string }) => e.message,
   );
   t.equal(messages[0], 'keep me', 'errors not cleared');
+  const leaked = service.logs.filter((line) => JSON.stringify(line).includes(service.apiKey));
+  t.same(leaked, [], 'the key appears in no log line of either process');
   t.match(messages.slice(1), [/had a missing or wrong API key/], 'and the failures noted once, as a warning');
 });
 
