@@ -43,9 +43,20 @@ export async function resolveApiKey(
   if (givenKey !== undefined) return { apiKey: givenKey, source: 'setting' };
   if (stored?.apiKey !== undefined) return { apiKey: stored.apiKey, source: 'config' };
 
-  const apiKey = randomBytes(32).toString('base64url');
+  const apiKey = newApiKey();
   await writeFileAtomic(path, `${JSON.stringify({ ...stored, apiKey }, null, 2)}\n`, 0o600);
   return { apiKey, source: 'generated' };
+}
+
+/**
+ * A new random key: 43 base64url characters (256 bits), never starting with `-`, which a command line
+ * would read as an option (`syncd ping --api-key -x…`).
+ */
+export function newApiKey(): string {
+  for (;;) {
+    const key = randomBytes(32).toString('base64url');
+    if (!key.startsWith('-')) return key;
+  }
 }
 
 /** Reads config.json; undefined when it does not exist. */

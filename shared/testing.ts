@@ -1,6 +1,5 @@
 // The harness for integration tests, exported as `syncd/testing`: starts the real service on a free
 // loopback port with a temporary home and a fresh key, and takes it all down again.
-import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -9,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { execa, type ResultPromise } from 'execa';
 import getPort from 'get-port';
 import { SyncdClient } from './client.ts';
+import { newApiKey } from './home.ts';
 import { TLS_CERT_FILE } from './tls.ts';
 
 // Both this file's folder (shared/ from source, dist/ once built) sit right under the package root.
@@ -80,7 +80,7 @@ export interface Service {
 export async function startService(options: StartOptions = {}): Promise<Service> {
   const home = options.home ?? (await mkdtemp(join(tmpdir(), 'syncd-test-')));
   const address = options.env?.SYNCD_ADDRESS ?? `127.0.0.1:${await getPort({ host: '127.0.0.1' })}`;
-  const apiKey = options.apiKey ?? randomBytes(24).toString('base64url');
+  const apiKey = options.apiKey ?? newApiKey();
   const [command, args] = options.viaNpm
     ? ['npm', ['start', '--silent', '--', ...(options.args ?? [])]]
     : [process.execPath, [syncdBin, 'serve', ...(options.args ?? [])]];

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import {
+  newApiKey,
   prepareHome,
   readAddressFile,
   readUrlFile,
@@ -95,4 +96,12 @@ t.test('the address and url files are written, read and removed', async (t) => {
   await removeAddressFiles(home);
   t.equal(await readAddressFile(home), undefined);
   t.equal(await readUrlFile(home), undefined);
+});
+
+t.test('a new key never starts with a dash, which a command line would take for an option', async (t) => {
+  for (let i = 0; i < 2000; i++) {
+    const key = newApiKey();
+    if (key.startsWith('-') || key.length !== 43) t.fail(key);
+  }
+  t.pass('2,000 keys');
 });
