@@ -11,7 +11,6 @@ import { build } from 'esbuild';
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 const entries = {
-  'supervisor/main': 'supervisor/main.ts',
   'worker/main': 'worker/main.ts',
   'scripts/healthcheck': 'scripts/healthcheck.ts',
   'bin/syncd': 'scripts/syncd.ts',

@@ -8,8 +8,4 @@ export function parseDuration(text: string): number | undefined {
   return Number.isFinite(ms) ? Math.round(ms) : undefined;
 }
 
-export function formatDuration(ms: number): string {
-  return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
-}
-
 const unitMs = { ms: 1, s: 1000, m: 60_000 };

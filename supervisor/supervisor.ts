@@ -115,10 +115,6 @@ export class Supervisor {
     return { pid: process.pid, startTime: this.#startTime, restarts: this.#restarts, crashes: this.#crashes };
   }
 
-  get workerPid(): number | undefined {
-    return this.#active?.pid;
-  }
-
   /** A connection accepted on the socket: to the serving worker, or held until one serves. */
   accept(socket: Socket): void {
     if (this.state === 'stopping' || this.state === 'stopped') {

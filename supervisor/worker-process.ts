@@ -85,10 +85,6 @@ export class WorkerProcess {
     this.#child.once('error', (error) => reportExit(null, null, error));
   }
 
-  get connected(): boolean {
-    return this.#child.connected;
-  }
-
   /** Sends a message, with the socket as its handle for `syncd:connection`. */
   send(message: SupervisorMessage, socket?: Socket, onError?: (error: Error) => void): void {
     if (!this.#child.connected) {
