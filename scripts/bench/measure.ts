@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
-import { request } from 'node:http';
 import { promisify } from 'node:util';
+import { SyncdClient } from '../../shared/client.ts';
+import { pollUntil } from '../../shared/poll.ts';
 import { startPingers } from '../pingers.ts';
 import type { Running, Target } from './targets.ts';
 
@@ -56,11 +57,15 @@ export async function restartsUnderLoad(target: Target, restarts: number): Promi
     const times: number[] = [];
     let survived = true;
     for (let i = 0; i < restarts && survived; i++) {
-      const before = (await json(running, 'GET', '/rest/system/status')).startTime;
+      const before = (await client(running).status()).startTime;
       const asked = performance.now();
-      await json(running, 'POST', '/rest/system/restart').catch(() => undefined);
-      const after = await until(30_000, async () => {
-        const status = await json(running, 'GET', '/rest/system/status').catch(() => undefined);
+      await client(running)
+        .restart()
+        .catch(() => undefined);
+      const after = await pollUntil(30_000, async () => {
+        const status = await client(running)
+          .status()
+          .catch(() => undefined);
         return status && status.startTime !== before ? status : undefined;
       });
       survived = after !== undefined;
@@ -94,15 +99,19 @@ export async function endurance(
     await untilPong(running, 30_000);
     let done = 0;
     for (; done < count; done++) {
-      const before = (await json(running, 'GET', '/rest/system/status')).pid;
-      await json(running, 'POST', '/rest/system/restart');
-      const moved = await until(30_000, async () => {
-        const status = await json(running, 'GET', '/rest/system/status').catch(() => undefined);
+      const before = (await client(running).status()).pid;
+      await client(running).restart();
+      const moved = await pollUntil(30_000, async () => {
+        const status = await client(running)
+          .status()
+          .catch(() => undefined);
         return status && status.pid !== before ? true : undefined;
       });
       if (!moved) break;
     }
-    const status = await json(running, 'GET', '/rest/system/status').catch(() => undefined);
+    const status = await client(running)
+      .status()
+      .catch(() => undefined);
     return {
       done,
       up: status !== undefined,
@@ -121,7 +130,9 @@ export async function shutdownToExit(target: Target): Promise<number> {
     await untilPong(running, 30_000);
     await sleep(500);
     const asked = performance.now();
-    await json(running, 'POST', '/rest/system/shutdown').catch(() => undefined);
+    await client(running)
+      .shutdown()
+      .catch(() => undefined);
     await running.exited;
     return performance.now() - asked;
   } finally {
@@ -167,56 +178,17 @@ export async function throughput(
 }
 
 export async function untilPong(running: Running, timeoutMs: number): Promise<void> {
-  const ok = await until(
+  const ok = await pollUntil(
     timeoutMs,
     async () => {
-      const answer = await json(running, 'GET', '/rest/system/ping').catch(() => undefined);
+      const answer = await client(running)
+        .ping()
+        .catch(() => undefined);
       return answer?.ping === 'pong' ? true : undefined;
     },
     5,
   );
   if (!ok) throw new Error(`${running.url} did not answer within ${timeoutMs}ms`);
-}
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the benchmark reads a few fields of whatever it answers.
-function json(running: Running, method: string, path: string): Promise<any> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      `${running.url}${path}`,
-      { method, headers: { 'x-api-key': running.apiKey }, agent: false },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (body += chunk));
-        res.on('end', () => {
-          if (res.statusCode !== 200) return reject(new Error(`${method} ${path}: ${res.statusCode}`));
-          try {
-            resolve(body ? JSON.parse(body) : {});
-          } catch (error) {
-            reject(error);
-          }
-        });
-        res.on('error', reject);
-      },
-    );
-    req.setTimeout(5000, () => req.destroy(new Error('timeout')));
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-async function until<T>(
-  timeoutMs: number,
-  check: () => Promise<T | undefined>,
-  everyMs = 20,
-): Promise<T | undefined> {
-  const deadline = performance.now() + timeoutMs;
-  while (performance.now() < deadline) {
-    const value = await check();
-    if (value !== undefined) return value;
-    await sleep(everyMs);
-  }
-  return undefined;
 }
 
 // Found through every process's parent, not /proc/PID/task/PID/children: Go starts children from
@@ -242,6 +214,11 @@ export async function has(command: string): Promise<boolean> {
     () => true,
     () => false,
   );
+}
+
+// The same client for syncd and Syncthing: both speak this interface.
+function client(running: Running): SyncdClient {
+  return new SyncdClient({ address: running.url, apiKey: running.apiKey, timeoutMs: 5000 });
 }
 
 export function median(values: number[]): number {

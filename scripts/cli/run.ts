@@ -1,8 +1,8 @@
-import { connect } from 'node:net';
 import { parseArgs } from 'node:util';
 import { ClientError, SyncdClient } from '../../shared/client.ts';
 import { parseDuration } from '../../shared/duration.ts';
 import { checkHealth } from '../../shared/health.ts';
+import { connectOutcome, pollUntil } from '../../shared/poll.ts';
 import { resolveTarget } from '../../shared/target.ts';
 import { supervisorMain } from '../../supervisor/run-supervisor.ts';
 import { errorsTable, statusTable } from './format.ts';
@@ -150,7 +150,7 @@ async function run(
       const before = await client.status();
       const started = performance.now();
       const answer = await client.restart();
-      const after = await waitUntil(options.timeoutMs, async () => {
+      const after = await pollUntil(options.timeoutMs, async () => {
         const status = await client.status().catch(() => undefined);
         return status && status.startTime !== before.startTime ? status : undefined;
       });
@@ -174,8 +174,8 @@ async function run(
         print(answer, `shutting down the service at ${target.address}`);
         return EXIT_OK;
       }
-      const refused = await waitUntil(options.timeoutMs, async () =>
-        (await probe(target.address)) === 'ECONNREFUSED' ? true : undefined,
+      const refused = await pollUntil(options.timeoutMs, async () =>
+        (await connectOutcome(target.address)) === 'ECONNREFUSED' ? true : undefined,
       );
       if (!refused)
         throw new ClientError(`${target.address} still accepts connections after ${options.timeoutMs}ms`, {});
@@ -212,27 +212,3 @@ async function errorsCommand(
 }
 
 const DEFAULT_TIMEOUT_MS = 10_000;
-
-async function waitUntil<T>(timeoutMs: number, check: () => Promise<T | undefined>): Promise<T | undefined> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const value = await check();
-    if (value !== undefined) return value;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  return undefined;
-}
-
-/** 'connected', or the error code of a connection attempt to HOST:PORT. */
-function probe(address: string): Promise<string> {
-  const at = address.lastIndexOf(':');
-  const host = address.slice(0, at).replace(/^\[|\]$/g, '');
-  return new Promise((resolve) => {
-    const socket = connect({ host, port: Number(address.slice(at + 1)) });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve('connected');
-    });
-    socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'ERROR'));
-  });
-}

@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { connect } from 'node:net';
 import {
   type LogLine,
   type Service,
@@ -64,21 +63,8 @@ export function call(
   });
 }
 
-/** Resolves with the connection's outcome: 'connected' or the error code, such as ECONNREFUSED. */
-export function tryConnect(address: string): Promise<string> {
-  const [host, port] = [
-    address.slice(0, address.lastIndexOf(':')),
-    Number(address.slice(address.lastIndexOf(':') + 1)),
-  ];
-  return new Promise((resolve) => {
-    const socket = connect({ host, port });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve('connected');
-    });
-    socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
-  });
-}
+/** The outcome of one connection attempt: 'connected', or the error code, such as ECONNREFUSED. */
+export { connectOutcome as tryConnect } from '../../shared/poll.ts';
 
 /** Polls `check` until it returns a value other than undefined; fails after `timeoutMs`. */
 export async function waitFor<T>(
