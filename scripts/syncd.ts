@@ -1,10 +1,14 @@
 #!/usr/bin/env node
 // The `syncd` command: `syncd serve` runs the service, the other commands talk to a running one.
-// `serve` loads the supervisor alone: the commands' code would cost the service start time and memory.
+// Each branch loads only its own code: the service does not pay for the commands, nor they for it.
+import { catchSignals } from '../supervisor/signals.ts';
+
 const argv = process.argv.slice(2);
 if (argv[0] === 'serve') {
-  const { supervisorMain } = await import('../supervisor/run-supervisor.ts');
-  process.exit(await supervisorMain(argv.slice(1), process.env));
+  // Before anything is loaded or awaited: a signal in the first moments must not take its default action.
+  const signals = catchSignals();
+  const { serveCommand } = await import('../supervisor/run-supervisor.ts');
+  process.exit(await serveCommand(argv.slice(1), process.env, signals));
 }
 const { runCli } = await import('./cli/run.ts');
 process.exit(

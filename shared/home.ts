@@ -3,8 +3,9 @@ import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path';
 import { MIN_API_KEY_LENGTH, SettingError, settingLabel } from './settings.ts';
 
-// What the state folder holds: config.json (the API key, mode 0600) and, while the service runs,
-// `address` and `url`, where it actually listens, for scripts and clients to read.
+// What the state folder holds: config.json (the API key, mode 0600), the GUI's TLS pair when generated,
+// and, while the service runs, `lock` (which process serves from it) and `address` and `url`, where it
+// actually listens, for scripts and clients to read.
 export const CONFIG_FILE = 'config.json';
 export const ADDRESS_FILE = 'address';
 export const URL_FILE = 'url';
@@ -95,8 +96,20 @@ export async function writeAddressFiles(home: string, address: string, url: stri
   await writeFileAtomic(join(home, URL_FILE), `${url}\n`, 0o644);
 }
 
-export async function removeAddressFiles(home: string): Promise<void> {
-  await Promise.all([ADDRESS_FILE, URL_FILE].map((name) => rm(join(home, name), { force: true })));
+/** Removes the address files, each only if it still says what this service wrote into it. */
+export async function removeAddressFiles(
+  home: string,
+  written: { address: string; url: string },
+): Promise<void> {
+  const files: Array<[string, string]> = [
+    [ADDRESS_FILE, written.address],
+    [URL_FILE, written.url],
+  ];
+  await Promise.all(
+    files.map(async ([name, text]) => {
+      if ((await readLine(join(home, name))) === text) await rm(join(home, name), { force: true });
+    }),
+  );
 }
 
 export async function readAddressFile(home: string): Promise<string | undefined> {

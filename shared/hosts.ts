@@ -22,10 +22,20 @@ export function hostAllowed(header: string | undefined, allowed: readonly string
   return allowed.includes(hostName(header));
 }
 
-/** The host part of a Host header: `[::1]:8384` is `[::1]`, `Example.test:80` is `example.test`. */
+/**
+ * The host part of a Host header: `[::1]:8384` is `[::1]`, `Example.test:80` is `example.test`. IPv6
+ * addresses take their shortest form, so that `[0:0:0:0:0:0:0:1]` is `[::1]`.
+ */
 export function hostName(header: string): string {
   const lower = header.trim().toLowerCase();
-  if (lower.startsWith('[')) return lower.slice(0, lower.indexOf(']') + 1);
+  if (lower.startsWith('[')) {
+    const literal = lower.slice(0, lower.indexOf(']') + 1);
+    try {
+      return new URL(`http://${literal}/`).hostname;
+    } catch {
+      return literal;
+    }
+  }
   const colon = lower.lastIndexOf(':');
   return colon === -1 ? lower : lower.slice(0, colon);
 }

@@ -1,6 +1,8 @@
 // The one definition of what the supervisor and the worker say to each other over the IPC channel.
 // Every message carries a `syncd:` tag so that nothing else on the channel (execa, Node itself)
 // can be mistaken for one of ours.
+import type { ErrorChange } from './recent-errors.ts';
+import type { Settings } from './settings.ts';
 
 export interface RecentError {
   /** RFC 3339 time the error was recorded. */
@@ -18,44 +20,49 @@ export interface SupervisorStats {
   crashes: number;
 }
 
+/** The settings a worker serves with, as read by the supervisor. */
+export type WorkerSettings = Pick<
+  Settings,
+  'logLevel' | 'drainTimeoutMs' | 'headersTimeoutMs' | 'requestTimeoutMs' | 'maxConnections'
+>;
+
 export interface WorkerInit {
+  settings: WorkerSettings;
   apiKey: string;
   /** The address the supervisor actually bound, as HOST:PORT. */
   address: string;
-  logLevel: string;
-  drainTimeoutMs: number;
-  /** Errors the new worker's list starts with, such as how its predecessor crashed. */
-  initialErrors: RecentError[];
+  /** The recent errors so far: the supervisor keeps the list across workers. */
+  errors: RecentError[];
   /** Host header values accepted, or null for any (see shared/hosts.ts). */
   allowedHosts: string[] | null;
-  headersTimeoutMs: number;
-  requestTimeoutMs: number;
-  maxConnections: number;
   /** The certificate and key to serve HTTPS with, or null for HTTP. */
   tls: { cert: string; key: string } | null;
   supervisor: SupervisorStats;
 }
 
-export type DrainReason = 'restart' | 'shutdown';
 export type Action = 'restart' | 'shutdown';
+export type DrainReason = Action;
 
 /**
  * Supervisor to worker. `connection` travels with the accepted socket as its handle; the worker
  * answers `accepted` with the same id, and until then the supervisor keeps its own copy of the
- * socket so that a worker dying with it unread loses nothing.
+ * socket so that a worker dying with it unread loses nothing. `errors` carries a change to the recent
+ * errors made elsewhere (by the supervisor or another worker), so that every copy of the list agrees.
  */
 export type SupervisorMessage =
   | { type: 'syncd:init'; init: WorkerInit }
   | { type: 'syncd:connection'; id: number }
   | { type: 'syncd:stats'; supervisor: SupervisorStats }
+  | { type: 'syncd:errors'; change: ErrorChange }
   | { type: 'syncd:drain'; reason: DrainReason }
   | { type: 'syncd:heartbeat'; seq: number };
 
-/** Worker to supervisor. */
+/** Worker to supervisor. `errors` reports a change the worker made to its copy of the recent errors. */
 export type WorkerMessage =
   | { type: 'syncd:ready' }
   | { type: 'syncd:accepted'; id: number }
   | { type: 'syncd:action'; action: Action }
+  | { type: 'syncd:errors'; change: ErrorChange }
   | { type: 'syncd:heartbeat'; seq: number };
 
 export type SupervisorMessageType = SupervisorMessage['type'];
@@ -66,26 +73,30 @@ export type Dispatch<M extends { type: string }, Extra extends unknown[] = []> =
   [T in M['type']]: (message: Extract<M, { type: T }>, ...extra: Extra) => void;
 };
 
-const supervisorTypes: ReadonlySet<string> = new Set<SupervisorMessageType>([
-  'syncd:init',
-  'syncd:connection',
-  'syncd:stats',
-  'syncd:drain',
-  'syncd:heartbeat',
-]);
-const workerTypes: ReadonlySet<string> = new Set<WorkerMessageType>([
-  'syncd:ready',
-  'syncd:accepted',
-  'syncd:action',
-  'syncd:heartbeat',
-]);
+// The types each side accepts. `satisfies Record` makes a forgotten type a compile error, where a
+// Set of a subset would compile and silently drop that message.
+const supervisorTypes = {
+  'syncd:init': true,
+  'syncd:connection': true,
+  'syncd:stats': true,
+  'syncd:errors': true,
+  'syncd:drain': true,
+  'syncd:heartbeat': true,
+} as const satisfies Record<SupervisorMessageType, true>;
+const workerTypes = {
+  'syncd:ready': true,
+  'syncd:accepted': true,
+  'syncd:action': true,
+  'syncd:errors': true,
+  'syncd:heartbeat': true,
+} as const satisfies Record<WorkerMessageType, true>;
 
 export function isSupervisorMessage(value: unknown): value is SupervisorMessage {
-  return hasType(value) && supervisorTypes.has(value.type);
+  return hasType(value) && Object.hasOwn(supervisorTypes, value.type);
 }
 
 export function isWorkerMessage(value: unknown): value is WorkerMessage {
-  return hasType(value) && workerTypes.has(value.type);
+  return hasType(value) && Object.hasOwn(workerTypes, value.type);
 }
 
 /** Runs the table's handler for the message's type. */

@@ -31,12 +31,16 @@ export interface Settings {
   tls: boolean;
   tlsCert: string | undefined;
   tlsKey: string | undefined;
+  /** The settings given by a flag or the environment, as opposed to defaulted. */
+  given: ReadonlySet<SettingName>;
 }
 
 export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof logLevels)[number];
 
 export const MIN_API_KEY_LENGTH = 16;
+// Node's timers hold 32-bit signed milliseconds: a longer duration would fire after 1 ms.
+export const MAX_DURATION_MS = 2 ** 31 - 1;
 
 /** A setting that cannot be used; the supervisor exits with code 2 and one line naming it. */
 export class SettingError extends Error {
@@ -143,13 +147,13 @@ export const settingSpecs = {
   tls: {
     flag: 'tls',
     env: 'SYNCD_TLS',
-    help: 'serve HTTPS (1 or 0): with --tls-cert and --tls-key, else a self-signed pair generated into the home',
+    help: 'serve HTTPS (1 or 0; a bare --tls is 1): with --tls-cert and --tls-key, else a self-signed pair generated into the home',
     default: '0',
   },
   tlsCert: {
     flag: 'tls-cert',
     env: 'SYNCD_TLS_CERT',
-    help: 'PEM file of the certificate (chain) to serve with --tls',
+    help: 'PEM file of the certificate (chain) to serve with; implies --tls 1',
   },
   tlsKey: {
     flag: 'tls-key',
@@ -180,6 +184,26 @@ export function readSettings(argv: readonly string[], env: NodeJS.ProcessEnv): S
       'the certificate and the key go together: give both or neither',
     );
   }
+  // A certificate given means HTTPS is wanted; saying otherwise at the same time is a contradiction.
+  const tlsFiles = raw('tlsCert') !== undefined;
+  const tls = readSwitch('tls', raw('tls') ?? (tlsFiles ? '1' : (settingSpecs.tls.default as string)));
+  if (tlsFiles && !tls) {
+    throw new SettingError(
+      settingLabel('tls'),
+      `is 0 while ${settingLabel('tlsCert')} and ${settingLabel('tlsKey')} are given: drop --tls 0 to serve HTTPS with them, or drop them to serve HTTP`,
+    );
+  }
+  const headersTimeoutMs = readDuration('headersTimeout', value('headersTimeout'));
+  const requestTimeoutMs = readDuration('requestTimeout', value('requestTimeout'));
+  if (requestTimeoutMs < headersTimeoutMs) {
+    throw new SettingError(
+      `${settingLabel('requestTimeout')} and ${settingLabel('headersTimeout')}`,
+      `the time for a whole request (${value('requestTimeout')}) is shorter than the time for its headers (${value('headersTimeout')}); make the request timeout at least the headers timeout`,
+    );
+  }
+  const given = new Set(
+    (Object.keys(settingSpecs) as SettingName[]).filter((name) => raw(name) !== undefined),
+  );
   return {
     home: resolveHome(raw('home'), env),
     address: readAddress(value('address')),
@@ -192,12 +216,13 @@ export function readSettings(argv: readonly string[], env: NodeJS.ProcessEnv): S
     heartbeatTimeoutMs: readDuration('heartbeatTimeout', value('heartbeatTimeout')),
     stopWithStdin: readSwitch('stopWithStdin', value('stopWithStdin')),
     allowedHosts: readHostList(value('allowedHosts')),
-    headersTimeoutMs: readDuration('headersTimeout', value('headersTimeout')),
-    requestTimeoutMs: readDuration('requestTimeout', value('requestTimeout')),
+    headersTimeoutMs,
+    requestTimeoutMs,
     maxConnections: readCount('maxConnections', value('maxConnections'), 1),
-    tls: readSwitch('tls', value('tls')),
+    tls,
     tlsCert: raw('tlsCert'),
     tlsKey: raw('tlsKey'),
+    given,
   };
 }
 
@@ -225,12 +250,21 @@ function defaultHome(env: NodeJS.ProcessEnv): string {
   return join(stateHome, 'syncd');
 }
 
+// Settings that are 1 or 0, which may also be given bare: `--tls` is `--tls 1`.
+const switches: ReadonlySet<string> = new Set([settingSpecs.tls.flag, settingSpecs.stopWithStdin.flag]);
+
 function parseFlags(argv: readonly string[]): Record<string, string | undefined> {
   const options = Object.fromEntries(
     Object.values(settingSpecs).map((spec) => [spec.flag, { type: 'string' as const }]),
   );
+  const args = argv.map((arg, at) => {
+    const next = argv[at + 1];
+    const bare =
+      switches.has(arg.slice(2)) && arg.startsWith('--') && (next === undefined || next.startsWith('--'));
+    return bare ? `${arg}=1` : arg;
+  });
   try {
-    const { values } = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false });
+    const { values } = parseArgs({ args, options, strict: true, allowPositionals: false });
     return values as Record<string, string | undefined>;
   } catch (error) {
     throw new SettingError('command line', (error as Error).message, { cause: error });
@@ -272,6 +306,12 @@ function readDuration(name: SettingName, text: string): number {
     throw new SettingError(
       settingLabel(name),
       `"${text}" is not a positive duration such as 500ms, 10s or 1m`,
+    );
+  }
+  if (ms > MAX_DURATION_MS) {
+    throw new SettingError(
+      settingLabel(name),
+      `"${text}" is longer than the longest duration, 24 days (${MAX_DURATION_MS}ms)`,
     );
   }
   return ms;

@@ -9,7 +9,7 @@ export interface Listener {
    * Sends every connection to `accept` from now on, first those accepted since the bind: a client may
    * connect the moment the port opens, before the supervisor is ready to take it.
    */
-  handOff(accept: (socket: Socket) => void): void;
+  startAccepting(accept: (socket: Socket) => void): void;
 }
 
 /**
@@ -23,7 +23,7 @@ export function bindListener(address: Address): Promise<Listener> {
     early.push(socket);
   };
   server.on('connection', (socket) => accept(socket));
-  const handOff = (next: (socket: Socket) => void) => {
+  const startAccepting = (next: (socket: Socket) => void) => {
     accept = next;
     for (const socket of early.splice(0)) next(socket);
   };
@@ -39,7 +39,7 @@ export function bindListener(address: Address): Promise<Listener> {
     server.listen({ host: address.host, port: address.port, exclusive: true }, () => {
       const bound = server.address();
       if (bound === null || typeof bound === 'string') throw new Error('a TCP listener has no TCP address');
-      resolve({ server, bound: { host: bound.address, port: bound.port }, handOff });
+      resolve({ server, bound: { host: bound.address, port: bound.port }, startAccepting });
     });
   });
 }

@@ -1,4 +1,6 @@
-// The supervisor process; `npm start` runs it as `syncd serve`, which is the same.
-import { supervisorMain } from './run-supervisor.ts';
+// The supervisor from the TypeScript sources, for `npm run dev`; `npm start` runs the build's `syncd serve`.
+import { catchSignals } from './signals.ts';
 
-process.exit(await supervisorMain(process.argv.slice(2), process.env));
+const signals = catchSignals();
+const { serveCommand } = await import('./run-supervisor.ts');
+process.exit(await serveCommand(process.argv.slice(2), process.env, signals));

@@ -1,26 +1,54 @@
 import { formatAddress } from '../shared/address.ts';
 import { allowedHostsFor } from '../shared/hosts.ts';
 import { prepareHome, removeAddressFiles, resolveApiKey, writeAddressFiles } from '../shared/home.ts';
+import { LossyOutput } from '../shared/lossy-output.ts';
+import { createLogger, type Logger, reportDroppedLines, standardOutput } from '../shared/logger.ts';
+import { RecentErrors } from '../shared/recent-errors.ts';
+import { readSettings, SettingError, type Settings, usage } from '../shared/settings.ts';
 import { fingerprint, loadTls } from '../shared/tls.ts';
-import { createLogger } from '../shared/logger.ts';
-import { readSettings, SettingError, usage } from '../shared/settings.ts';
+import { type HomeLock, lockHome } from './home-lock.ts';
 import { bindListener } from './listener.ts';
+import { fitConnections, openFileLimit } from './open-files.ts';
+import { catchSignals, type SignalQueue } from './signals.ts';
 import { EXIT_BAD_CONFIG, EXIT_OK, EXIT_UNEXPECTED, Supervisor } from './supervisor.ts';
+import { WorkerProcess } from './worker-process.ts';
 
-type SignalSource = Pick<NodeJS.Process, 'on' | 'off'>;
+/** What the supervisor process uses of its surroundings; tests give their own. */
+export interface SupervisorIo {
+  signals: SignalQueue;
+  stdin: Pick<NodeJS.ReadStream, 'once' | 'resume' | 'pause'>;
+  /** Text for a person at a terminal; undefined when stderr is not one. */
+  tell: ((text: string) => void) | undefined;
+}
 
-/** The supervisor process from its command line: --help, or serve; resolves with the exit code. */
-export async function supervisorMain(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
+function processIo(signals: SignalQueue): SupervisorIo {
+  return {
+    signals,
+    stdin: process.stdin,
+    tell: process.stderr.isTTY ? (text) => process.stderr.write(text) : undefined,
+  };
+}
+
+/** `syncd serve ARGS`: --help, or the service; resolves with the exit code once output is flushed. */
+export async function serveCommand(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+  signals: SignalQueue = catchSignals(),
+): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
     process.stdout.write(`${usage()}\n`);
     return EXIT_OK;
   }
+  let code: number;
   try {
-    return await runSupervisor(argv, env);
+    code = await runSupervisor(argv, env, processIo(signals));
   } catch (error) {
     process.stderr.write(`syncd supervisor: unexpected failure: ${(error as Error).stack ?? error}\n`);
-    return EXIT_UNEXPECTED;
+    code = EXIT_UNEXPECTED;
   }
+  // The last lines say how it ended; a reader that is stuck does not hold the exit for long.
+  await standardOutput().flush(1000);
+  return code;
 }
 
 /**
@@ -30,71 +58,101 @@ export async function supervisorMain(argv: readonly string[], env: NodeJS.Proces
 export async function runSupervisor(
   argv: readonly string[],
   env: NodeJS.ProcessEnv,
-  signals: SignalSource = process,
+  io: SupervisorIo,
 ): Promise<number> {
-  let logger = createLogger('supervisor', 'info');
-  let prepared: Awaited<ReturnType<typeof prepare>>;
+  // Warnings are recent errors; the supervisor keeps the list and hands it to every worker.
+  const errors = new RecentErrors();
+  let record = errors.add.bind(errors);
+  const onWarning: typeof record = (error, slot) => record(error, slot);
+  let logger = createLogger('supervisor', 'info', onWarning);
+  let startup: Startup;
   try {
     const settings = readSettings(argv, env);
-    logger = createLogger('supervisor', settings.logLevel);
-    prepared = await prepare(settings);
+    logger = createLogger('supervisor', settings.logLevel, onWarning);
+    startup = await start(settings, logger);
   } catch (error) {
     if (!(error instanceof SettingError)) throw error;
     logger.fatal({ setting: error.setting }, error.message);
+    io.tell?.(`syncd serve: ${error.message}\nRun syncd serve --help for the settings.\n`);
     return EXIT_BAD_CONFIG;
   }
 
-  const { settings, apiKey, keySource, listener, address, url, tls } = prepared;
+  const { settings, apiKey, keySource, listener, address, url, tls, lock } = startup;
   const tlsFields = tls ? { tls: tls.source, fingerprint: fingerprint(tls.cert) } : {};
   logger.info({ address, url, home: settings.home, apiKey: keySource, ...tlsFields }, 'supervisor started');
-  const allowedHosts = allowedHostsFor(prepared.bound, settings.allowedHosts);
+  const stderr = new LossyOutput(2);
   const supervisor = new Supervisor({
     settings,
-    apiKey,
-    listener,
-    address,
+    worker: {
+      apiKey,
+      address,
+      allowedHosts: allowedHostsFor(listener.bound, settings.allowedHosts),
+      tls: tls ? { cert: tls.cert, key: tls.key } : null,
+    },
+    closeListener: () => listener.server.close(),
     logger,
-    allowedHosts,
-    tls: tls ? { cert: tls.cert, key: tls.key } : null,
+    errors,
+    spawn: (events) => new WorkerProcess(events, { stderr }),
   });
-
-  const onStop = (signal: NodeJS.Signals) => {
-    if (supervisor.state === 'stopping') supervisor.forceStop(`second ${signal}`);
-    else supervisor.shutdown(signal);
-  };
-  const onHangUp = () => supervisor.restart('SIGHUP');
-  signals.on('SIGTERM', onStop);
-  signals.on('SIGINT', onStop);
-  signals.on('SIGHUP', onHangUp);
-  if (settings.stopWithStdin) {
-    process.stdin.once('end', () => supervisor.shutdown('standard input closed'));
-    process.stdin.resume();
-  }
+  record = (error, slot) => supervisor.recordError({ op: 'add', error, slot });
+  listener.startAccepting((socket) => supervisor.accept(socket));
   supervisor.start();
+  io.signals.deliverTo((signal) => supervisor.signal(signal));
+  if (settings.stopWithStdin) {
+    io.stdin.once('end', () => supervisor.shutdown('standard input closed'));
+    io.stdin.resume();
+  }
+  const stopReporting = reportDroppedLines(logger, standardOutput());
   const code = await supervisor.done;
-  signals.off('SIGTERM', onStop);
-  signals.off('SIGINT', onStop);
-  signals.off('SIGHUP', onHangUp);
-  await removeAddressFiles(settings.home);
-  if (settings.stopWithStdin) process.stdin.pause();
+  stopReporting();
+  io.signals.release();
+  if (settings.stopWithStdin) io.stdin.pause();
+  // Cleaning up after itself never turns a clean stop into a failure: a home that went away is reported.
+  await Promise.all([removeAddressFiles(settings.home, { address, url }), lock.release()]).catch((error) =>
+    logger.warn({ err: error }, `could not clean up the home ${settings.home}: ${(error as Error).message}`),
+  );
   return code;
 }
 
-async function prepare(settings: ReturnType<typeof readSettings>) {
+interface Startup {
+  settings: Settings;
+  apiKey: string;
+  keySource: 'setting' | 'config' | 'generated';
+  listener: Awaited<ReturnType<typeof bindListener>>;
+  address: string;
+  url: string;
+  tls: Awaited<ReturnType<typeof loadTls>> | undefined;
+  lock: HomeLock;
+}
+
+/** The home (locked for this service), the key, TLS, and the listening socket: all a worker needs. */
+async function start(wanted: Settings, logger: Logger): Promise<Startup> {
+  const fitted = fitConnections(
+    wanted.maxConnections,
+    wanted.given.has('maxConnections'),
+    await openFileLimit(),
+  );
+  if (fitted.warning) logger.warn({ maxConnections: fitted.maxConnections }, fitted.warning);
+  const settings = { ...wanted, maxConnections: fitted.maxConnections };
   await prepareHome(settings.home);
-  const { apiKey, source } = await resolveApiKey(settings.home, settings.apiKey);
-  const tls = settings.tls
-    ? await loadTls(settings.home, { cert: settings.tlsCert, key: settings.tlsKey })
-    : undefined;
-  const listener = await bindListener(settings.address);
-  const { server, bound } = listener;
-  const address = formatAddress(bound);
-  const url = `${tls ? 'https' : 'http'}://${address}`;
+  const lock = await lockHome(settings.home);
   try {
-    await writeAddressFiles(settings.home, address, url);
+    const { apiKey, source } = await resolveApiKey(settings.home, settings.apiKey);
+    const tls = settings.tls
+      ? await loadTls(settings.home, { cert: settings.tlsCert, key: settings.tlsKey })
+      : undefined;
+    const listener = await bindListener(settings.address);
+    const address = formatAddress(listener.bound);
+    const url = `${tls ? 'https' : 'http'}://${address}`;
+    try {
+      await writeAddressFiles(settings.home, address, url);
+    } catch (error) {
+      listener.server.close();
+      throw error;
+    }
+    return { settings, apiKey, keySource: source, listener, address, url, tls, lock };
   } catch (error) {
-    server.close();
+    await lock.release();
     throw error;
   }
-  return { settings, apiKey, keySource: source, listener, address, url, bound, tls };
 }

@@ -1,13 +1,24 @@
 import type { Socket } from 'node:net';
 import type { Logger } from '../shared/logger.ts';
-import type { Dispatch, RecentError, SupervisorStats, WorkerMessage } from '../shared/protocol.ts';
-import { dispatch } from '../shared/protocol.ts';
+import {
+  type Dispatch,
+  dispatch,
+  type SupervisorMessage,
+  type SupervisorStats,
+  type WorkerInit,
+  type WorkerMessage,
+  type WorkerSettings,
+} from '../shared/protocol.ts';
+import { type ErrorChange, RecentErrors } from '../shared/recent-errors.ts';
 import type { Settings } from '../shared/settings.ts';
+import { AwakeClock } from './awake-clock.ts';
 import { CrashPolicy } from './crash-policy.ts';
-import type { Listener } from './listener.ts';
-import { describeExit, type WorkerEvents, type WorkerExit, WorkerProcess } from './worker-process.ts';
+import { Handoff } from './handoff.ts';
+import { Watchdog } from './watchdog.ts';
+import { describeExit, type SpawnWorker, type WorkerExit, type WorkerHandle } from './worker-handle.ts';
 
 export type SupervisorState = 'starting' | 'running' | 'restarting' | 'recovering' | 'stopping' | 'stopped';
+export type SupervisorSignal = 'SIGINT' | 'SIGTERM' | 'SIGHUP';
 
 export const EXIT_OK = 0;
 export const EXIT_UNEXPECTED = 1;
@@ -15,34 +26,39 @@ export const EXIT_BAD_CONFIG = 2;
 export const EXIT_GAVE_UP = 3;
 
 export interface SupervisorOptions {
-  settings: Pick<
-    Settings,
-    | 'logLevel'
-    | 'drainTimeoutMs'
-    | 'crashLimit'
-    | 'crashWindowMs'
-    | 'startupTimeoutMs'
-    | 'heartbeatTimeoutMs'
-    | 'headersTimeoutMs'
-    | 'requestTimeoutMs'
-    | 'maxConnections'
-  >;
-  /** Host header values the worker accepts, or null for any. */
-  allowedHosts: string[] | null;
-  /** What the worker serves HTTPS with, or null for HTTP. */
-  tls?: { cert: string; key: string } | null;
-  apiKey: string;
-  /** The listening socket, already bound; the supervisor hands its connections to the worker. */
-  listener: Listener;
-  /** HOST:PORT actually bound. */
-  address: string;
+  settings: WorkerSettings &
+    Pick<Settings, 'crashLimit' | 'crashWindowMs' | 'startupTimeoutMs' | 'heartbeatTimeoutMs'>;
+  /** What every worker is told besides its settings. */
+  worker: Pick<WorkerInit, 'apiKey' | 'address' | 'allowedHosts' | 'tls'>;
+  /** Stops accepting on the listening socket (at shutdown). */
+  closeListener: () => void;
   logger: Logger;
-  spawn?: (events: WorkerEvents) => WorkerProcess;
+  spawn: SpawnWorker;
+  /** The recent errors, kept here across workers; the logger's warnings should feed it. */
+  errors?: RecentErrors;
+  /** Reads of a monotonic clock in ms; for tests. */
+  readClock?: () => number;
+}
+
+/** What the supervisor knows of one of its workers. */
+interface Slot {
+  worker: WorkerHandle;
+  /** Awake time it was started and became ready. */
+  startedAt: number;
+  readyAt?: number;
+  /** Told to stop (drain or kill): its exit is planned, never a crash. */
+  planned: boolean;
+  /** Cancels its pending deadline (startup or drain). */
+  cancelDeadline?: () => void;
 }
 
 // How much longer than the drain timeout a stopping worker gets before it is killed: the worker
 // enforces the drain timeout itself, this only catches one that cannot.
 const KILL_MARGIN_MS = 2000;
+// A terminal's Ctrl-C and hang-up and systemd's stop signal every process of the group, and npm
+// forwards what it receives: one stop can arrive twice within milliseconds. Only a stop signal later
+// than this after the first is someone asking again, and ends everything at once.
+export const SAME_DELIVERY_MS = 500;
 
 /**
  * Owns the service's lifecycle: one worker serving at a time, a replacement started before the old
@@ -50,86 +66,79 @@ const KILL_MARGIN_MS = 2000;
  * supervisor's socket handed to whichever worker serves, or held until one does.
  */
 export class Supervisor {
-  state: SupervisorState = 'starting';
   /** Resolves with the process's exit code once every worker has exited. */
   readonly done: Promise<number>;
+  readonly errors: RecentErrors;
 
   readonly #options: SupervisorOptions;
   readonly #log: Logger;
   readonly #crashPolicy: CrashPolicy;
+  readonly #clock: AwakeClock;
+  readonly #handoff: Handoff;
   readonly #startTime = new Date().toISOString();
-  #active: WorkerProcess | undefined;
-  #starting: WorkerProcess | undefined;
-  readonly #draining = new Set<WorkerProcess>();
-  readonly #waiting: Socket[] = [];
-  readonly #timers = new Map<WorkerProcess, NodeJS.Timeout>();
-  #respawnTimer: NodeJS.Timeout | undefined;
-  #connectionSeq = 0;
-  #heartbeatSeq = 0;
+  readonly #slots = new Map<WorkerHandle, Slot>();
+  #active: Slot | undefined;
+  #starting: Slot | undefined;
+  #watchdog: Watchdog | undefined;
   #heartbeatTimer: NodeJS.Timeout | undefined;
+  #respawnTimer: NodeJS.Timeout | undefined;
   #restarts = 0;
   #crashes = 0;
-  /** How earlier workers crashed, for the next worker's error list. */
-  #crashReports: RecentError[] = [];
   #everReady = false;
-  #exitCode = EXIT_OK;
+  #stopping: { exitCode: number; at: number } | undefined;
+  #stopped = false;
   #resolveDone!: (code: number) => void;
 
   constructor(options: SupervisorOptions) {
     this.#options = options;
     this.#log = options.logger;
+    this.errors = options.errors ?? new RecentErrors();
     this.#crashPolicy = new CrashPolicy({
       limit: options.settings.crashLimit,
       windowMs: options.settings.crashWindowMs,
     });
+    // A tick later than one and a half intervals is a gap in scheduling, not load.
+    this.#clock = new AwakeClock(1.5 * this.#heartbeatEveryMs, options.readClock);
+    this.#handoff = new Handoff(this.#clock, options.settings.maxConnections);
     this.done = new Promise((resolve) => {
       this.#resolveDone = resolve;
     });
-    options.listener.handOff((socket) => this.accept(socket));
   }
 
-  // The serving worker is asked for a heartbeat several times per timeout; one that stays silent for
-  // the whole timeout has a blocked event loop and serves nobody: it is killed, and counts as a crash.
-  #heartbeat(): void {
-    const worker = this.#active;
-    if (!worker) return;
-    const { heartbeatTimeoutMs } = this.#options.settings;
-    const silentMs = Date.now() - worker.lastHeartbeat;
-    if (silentMs > heartbeatTimeoutMs) {
-      const reason = `it answered no heartbeat for ${silentMs}ms (timeout ${heartbeatTimeoutMs}ms): its event loop is blocked`;
-      this.#log.error({ workerPid: worker.pid }, `worker ${worker.pid} is hung: ${reason}; killing it`);
-      worker.kill('SIGKILL', reason);
-      return;
-    }
-    worker.send({ type: 'syncd:heartbeat', seq: ++this.#heartbeatSeq });
-  }
-
-  start(): void {
-    const { heartbeatTimeoutMs } = this.#options.settings;
-    const every = Math.max(50, Math.min(1000, Math.floor(heartbeatTimeoutMs / 4)));
-    this.#heartbeatTimer = setInterval(() => this.#heartbeat(), every);
-    this.#spawn('start');
+  /** Derived from which workers exist, so that it can never disagree with them. */
+  get state(): SupervisorState {
+    if (this.#stopped) return 'stopped';
+    if (this.#stopping) return 'stopping';
+    if (this.#active) return this.#starting ? 'restarting' : 'running';
+    return this.#everReady ? 'recovering' : 'starting';
   }
 
   get stats(): SupervisorStats {
     return { pid: process.pid, startTime: this.#startTime, restarts: this.#restarts, crashes: this.#crashes };
   }
 
-  /** A connection accepted on the socket: to the serving worker, or held until one serves. */
+  start(): void {
+    this.#clock.start(this.#heartbeatEveryMs);
+    this.#heartbeatTimer = setInterval(() => this.#heartbeat(), this.#heartbeatEveryMs);
+    this.#spawn('start');
+  }
+
+  /** A connection accepted on the listening socket: to the serving worker, or held until one serves. */
   accept(socket: Socket): void {
-    if (this.state === 'stopping' || this.state === 'stopped') {
-      socket.destroy();
-      return;
-    }
-    if (this.#active) this.#handOver(this.#active, socket);
-    // While no worker serves, connections wait, up to the same bound a worker serves at once.
-    else if (this.#waiting.length < this.#options.settings.maxConnections) this.#waiting.push(socket);
-    else socket.destroy();
+    this.#handoff.accept(socket);
+  }
+
+  /** SIGHUP restarts; SIGINT and SIGTERM shut down, and a second one, asked again, ends everything at once. */
+  signal(signal: SupervisorSignal, now = Date.now()): void {
+    if (signal === 'SIGHUP') this.restart(signal);
+    else if (!this.#stopping) this.shutdown(signal, EXIT_OK, now);
+    else if (now - this.#stopping.at > SAME_DELIVERY_MS) this.forceStop(`second ${signal}`);
+    else this.#log.debug({ signal }, 'the same stop signal again, delivered twice: ignored');
   }
 
   /** Starts a new worker; the serving one drains once the new one is ready. Joins one under way. */
   restart(reason: string): void {
-    if (this.state === 'stopping' || this.state === 'stopped') {
+    if (this.#stopping || this.#stopped) {
       this.#log.info({ reason }, 'restart ignored: the supervisor is stopping');
       return;
     }
@@ -138,25 +147,22 @@ export class Supervisor {
       return;
     }
     this.#restarts += 1;
-    this.state = 'restarting';
     this.#log.info({ reason, restarts: this.#restarts }, 'restarting');
+    this.#broadcast({ type: 'syncd:stats', supervisor: this.stats });
     this.#spawn(reason);
   }
 
   /** Stops accepting, lets every worker drain, then resolves `done` with the exit code. */
-  shutdown(reason: string, exitCode = EXIT_OK): void {
-    if (this.state === 'stopping' || this.state === 'stopped') return;
-    this.state = 'stopping';
-    this.#exitCode = exitCode;
+  shutdown(reason: string, exitCode = EXIT_OK, now = Date.now()): void {
+    if (this.#stopping || this.#stopped) return;
+    this.#stopping = { exitCode, at: now };
     this.#log.info({ reason, exitCode }, 'shutting down');
-    this.#options.listener.server.close();
+    this.#options.closeListener();
+    this.#handoff.close();
     clearTimeout(this.#respawnTimer);
     this.#respawnTimer = undefined;
-    for (const socket of this.#waiting.splice(0)) socket.destroy();
-    if (this.#starting) {
-      this.#starting.stopRequested = true;
-      this.#starting.kill('SIGKILL');
-    }
+    if (this.#starting) this.#kill(this.#starting, 'SIGKILL');
+    this.#starting = undefined;
     if (this.#active) this.#stop(this.#active, 'shutdown');
     this.#finishIfStopped();
   }
@@ -164,40 +170,103 @@ export class Supervisor {
   /** Ends every worker at once, for a second signal while draining. */
   forceStop(reason: string): void {
     this.#log.warn({ reason }, 'stopping at once: every worker is killed');
-    for (const worker of this.#workers()) {
-      worker.stopRequested = true;
-      worker.kill('SIGKILL');
-    }
-    this.#options.listener.server.close();
+    for (const slot of this.#slots.values()) this.#kill(slot, 'SIGKILL');
+    this.#options.closeListener();
+    this.#handoff.close();
     this.#finish(EXIT_UNEXPECTED);
   }
 
+  /** The worker's exit and messages: what `spawn` must report. */
+  readonly #events = {
+    onMessage: (worker: WorkerHandle, message: WorkerMessage) => {
+      const slot = this.#slots.get(worker);
+      if (slot) dispatch(this.#handlers, message, slot);
+    },
+    onExit: (worker: WorkerHandle, exit: WorkerExit) => this.#onExit(worker, exit),
+  };
+
+  readonly #handlers: Dispatch<WorkerMessage, [Slot]> = {
+    'syncd:ready': (_message, slot) => this.#onReady(slot),
+    'syncd:accepted': ({ id }, { worker }) => this.#handoff.acknowledged(worker, id),
+    'syncd:action': ({ action }, slot) => {
+      // A restart asked through a worker that has already been replaced is satisfied by that replacement.
+      if (action === 'restart' && slot !== this.#active) {
+        this.#log.info({ workerPid: slot.worker.pid }, 'restart from a replaced worker: already done');
+      } else if (action === 'restart') this.restart('API');
+      else this.shutdown('API');
+    },
+    'syncd:errors': ({ change }, slot) => {
+      this.errors.apply(change);
+      this.#broadcast({ type: 'syncd:errors', change }, slot);
+    },
+    'syncd:heartbeat': ({ seq }, slot) => {
+      if (slot !== this.#active || !this.#watchdog) return;
+      const sentAt = this.#watchdog.answered(seq);
+      if (sentAt === undefined) return;
+      const lost = this.#handoff.dropLost(slot.worker, sentAt);
+      if (lost > 0) {
+        this.#log.warn(
+          { workerPid: slot.worker.pid, lost },
+          `${lost} connections handed to worker ${slot.worker.pid} never reached it and were closed (is its open-file limit too low?)`,
+        );
+      }
+    },
+  };
+
+  /** Records a change to the recent errors made here, and tells every worker. */
+  recordError(change: ErrorChange): void {
+    this.errors.apply(change);
+    this.#broadcast({ type: 'syncd:errors', change });
+  }
+
+  get #heartbeatEveryMs(): number {
+    return Math.max(50, Math.min(1000, Math.floor(this.#options.settings.heartbeatTimeoutMs / 4)));
+  }
+
+  // The serving worker is asked for a heartbeat several times per timeout; one that leaves a question
+  // unanswered for the whole timeout has a blocked event loop and serves nobody: it is killed, and
+  // counts as a crash.
+  #heartbeat(): void {
+    const slot = this.#active;
+    if (!slot || !this.#watchdog) return;
+    const beat = this.#watchdog.beat();
+    if ('seq' in beat) {
+      slot.worker.send({ type: 'syncd:heartbeat', seq: beat.seq });
+      return;
+    }
+    const { heartbeatTimeoutMs } = this.#options.settings;
+    const reason = `it answered no heartbeat for ${beat.hungForMs}ms (timeout ${heartbeatTimeoutMs}ms): its event loop is blocked`;
+    this.#log.error(
+      { workerPid: slot.worker.pid },
+      `worker ${slot.worker.pid} is hung: ${reason}; killing it`,
+    );
+    this.#watchdog = undefined;
+    slot.worker.kill('SIGKILL', reason);
+  }
+
   #spawn(reason: string): void {
-    const spawn = this.#options.spawn ?? ((events: WorkerEvents) => new WorkerProcess(events));
-    const worker = spawn({
-      onMessage: (from, message) => this.#onMessage(from, message),
-      onExit: (from, exit) => this.#onExit(from, exit),
-    });
-    this.#starting = worker;
+    const worker = this.#options.spawn(this.#events);
+    const slot: Slot = { worker, startedAt: this.#clock.now(), planned: false };
+    this.#slots.set(worker, slot);
+    this.#starting = slot;
     this.#log.info({ workerPid: worker.pid, reason }, 'worker started');
-    const { settings, apiKey, address } = this.#options;
+    const { settings } = this.#options;
     worker.send({
       type: 'syncd:init',
       init: {
-        apiKey,
-        address,
-        logLevel: settings.logLevel,
-        drainTimeoutMs: settings.drainTimeoutMs,
-        initialErrors: [...this.#crashReports],
+        ...this.#options.worker,
+        settings: {
+          logLevel: settings.logLevel,
+          drainTimeoutMs: settings.drainTimeoutMs,
+          headersTimeoutMs: settings.headersTimeoutMs,
+          requestTimeoutMs: settings.requestTimeoutMs,
+          maxConnections: settings.maxConnections,
+        },
+        errors: this.errors.list(),
         supervisor: this.stats,
-        allowedHosts: this.#options.allowedHosts,
-        headersTimeoutMs: settings.headersTimeoutMs,
-        requestTimeoutMs: settings.requestTimeoutMs,
-        maxConnections: settings.maxConnections,
-        tls: this.#options.tls ?? null,
       },
     });
-    this.#setTimer(worker, settings.startupTimeoutMs, () => {
+    slot.cancelDeadline = this.#clock.deadline(settings.startupTimeoutMs, () => {
       this.#log.error(
         { workerPid: worker.pid, startupTimeoutMs: settings.startupTimeoutMs },
         'worker was not ready within the startup timeout; killing it',
@@ -206,152 +275,125 @@ export class Supervisor {
     });
   }
 
-  #onMessage(worker: WorkerProcess, message: WorkerMessage): void {
-    dispatch(this.#handlers, message, worker);
-  }
-
-  readonly #handlers: Dispatch<WorkerMessage, [WorkerProcess]> = {
-    'syncd:ready': (_message, worker) => this.#onReady(worker),
-    'syncd:accepted': ({ id }, worker) => {
-      // The worker holds the connection now. destroy() only closes this process's copy of the
-      // descriptor; end() would shut the connection down for the worker too.
-      worker.unacknowledged.get(id)?.destroy();
-      worker.unacknowledged.delete(id);
-    },
-    'syncd:action': ({ action }, worker) => {
-      // A restart asked through a worker that has already been replaced is satisfied by that replacement.
-      if (action === 'restart' && worker !== this.#active) {
-        this.#log.info({ workerPid: worker.pid }, 'restart from a replaced worker: already done');
-      } else if (action === 'restart') this.restart('API');
-      else this.shutdown('API');
-    },
-    'syncd:heartbeat': (_message, worker) => {
-      worker.lastHeartbeat = Date.now();
-    },
-  };
-
-  #onReady(worker: WorkerProcess): void {
-    if (worker !== this.#starting) return;
-    this.#clearTimer(worker);
-    worker.readyAt = Date.now();
-    worker.lastHeartbeat = worker.readyAt;
+  #onReady(slot: Slot): void {
+    // A worker killed while starting (a shutdown, a timeout) may still have its ready on the way.
+    if (slot !== this.#starting || this.#stopping) return;
+    slot.cancelDeadline?.();
+    slot.readyAt = this.#clock.now();
     const previous = this.#active;
     const first = !this.#everReady;
     this.#everReady = true;
-    this.#active = worker;
+    this.#active = slot;
     this.#starting = undefined;
-    this.#crashReports = [];
-    this.state = 'running';
-    for (const socket of this.#waiting.splice(0)) this.#handOver(worker, socket);
-    const startupMs = worker.readyAt - worker.startedAt;
-    if (first) {
-      this.#log.info({ address: this.#options.address, workerPid: worker.pid, startupMs }, 'ready');
-    } else {
-      this.#log.info({ workerPid: worker.pid, startupMs }, 'worker ready');
-    }
+    this.#watchdog = new Watchdog(this.#clock, this.#options.settings.heartbeatTimeoutMs);
+    this.#handoff.serveWith(slot.worker);
+    const fields = { workerPid: slot.worker.pid, startupMs: Math.round(slot.readyAt - slot.startedAt) };
+    if (first) this.#log.info({ address: this.#options.worker.address, ...fields }, 'ready');
+    else this.#log.info(fields, 'worker ready');
     if (previous) this.#stop(previous, 'restart');
   }
 
-  #onExit(worker: WorkerProcess, exit: WorkerExit): void {
-    this.#clearTimer(worker);
-    const description = describeExit(worker.pid, exit);
-    const wasServing = worker === this.#active || worker === this.#starting;
-    if (worker === this.#active) this.#active = undefined;
-    if (worker === this.#starting) this.#starting = undefined;
+  #onExit(worker: WorkerHandle, exit: WorkerExit): void {
+    const slot = this.#slots.get(worker);
+    if (!slot) return;
+    this.#slots.delete(worker);
+    slot.cancelDeadline?.();
+    const wasActive = slot === this.#active;
+    const wasStarting = slot === this.#starting;
+    if (wasActive) {
+      this.#active = undefined;
+      this.#watchdog = undefined;
+    }
+    if (wasStarting) this.#starting = undefined;
     // Connections the worker never took are still whole here: the next worker serves them.
-    const untaken = [...worker.unacknowledged.values()];
-    worker.unacknowledged.clear();
-    for (const socket of untaken) this.accept(socket);
-    if (this.#draining.delete(worker) || worker.stopRequested) {
+    this.#handoff.takeBack(worker);
+    const description = describeExit(worker.pid, exit);
+    if (slot.planned) {
       const clean = exit.code === 0 && !exit.error;
       this.#log[clean ? 'info' : 'warn'](
         { workerPid: worker.pid, code: exit.code, signal: exit.signal },
         clean ? 'worker exited' : description,
       );
-    } else if (wasServing) {
-      this.#onCrash(worker, description);
+    } else if (wasStarting && this.#active) {
+      // A replacement that cannot start (a bad deploy, a build under way) ends its restart; the worker
+      // that serves keeps serving, and this is no crash of a serving worker.
+      this.#log.error(
+        { workerPid: worker.pid, servingPid: this.#active.worker.pid },
+        `restart failed: ${description}; worker ${this.#active.worker.pid} keeps serving`,
+      );
+    } else if (wasActive || wasStarting) {
+      this.#onCrash(slot, description);
     }
     this.#finishIfStopped();
   }
 
-  #onCrash(worker: WorkerProcess, description: string): void {
-    if (this.state === 'stopping' || this.state === 'stopped') return;
+  #onCrash(slot: Slot, description: string): void {
+    if (this.#stopping || this.#stopped) return;
     this.#crashes += 1;
-    const now = Date.now();
-    this.#crashReports.push({ when: new Date(now).toISOString(), message: description, level: 50 });
-    const verdict = this.#crashPolicy.record(now, worker.readyAt ? now - worker.readyAt : 0);
+    const upMs = slot.readyAt === undefined ? 0 : this.#clock.now() - slot.readyAt;
+    const verdict = this.#crashPolicy.record(Date.now(), upMs);
     if ('giveUp' in verdict) {
       this.#log.fatal(
-        { workerPid: worker.pid, crashes: this.#crashes },
+        { workerPid: slot.worker.pid, crashes: this.#crashes },
         `${description}; ${verdict.giveUp}: giving up`,
       );
       this.shutdown('too many crashes', EXIT_GAVE_UP);
       return;
     }
-    this.#active?.send({ type: 'syncd:stats', supervisor: this.stats });
+    this.#broadcast({ type: 'syncd:stats', supervisor: this.stats });
     if (this.#starting) {
       this.#log.error(
-        { workerPid: worker.pid, crashes: this.#crashes },
+        { workerPid: slot.worker.pid, crashes: this.#crashes },
         `${description}; its replacement is starting`,
       );
       return;
     }
-    this.state = this.#active ? 'restarting' : 'recovering';
     this.#log.error(
-      { workerPid: worker.pid, crashes: this.#crashes, delayMs: verdict.delayMs },
+      { workerPid: slot.worker.pid, crashes: this.#crashes, delayMs: verdict.delayMs },
       `${description}; replacing it in ${verdict.delayMs}ms`,
     );
     this.#respawnTimer = setTimeout(() => {
       this.#respawnTimer = undefined;
-      if (this.state !== 'stopping' && this.state !== 'stopped') this.#spawn('crash');
+      if (!this.#stopping && !this.#stopped) this.#spawn('crash');
     }, verdict.delayMs);
   }
 
-  #stop(worker: WorkerProcess, reason: 'restart' | 'shutdown'): void {
-    if (worker === this.#active) this.#active = undefined;
-    worker.stopRequested = true;
-    this.#draining.add(worker);
+  #stop(slot: Slot, reason: 'restart' | 'shutdown'): void {
+    if (slot === this.#active) {
+      this.#active = undefined;
+      this.#watchdog = undefined;
+    }
+    slot.planned = true;
+    const { worker } = slot;
     worker.send({ type: 'syncd:drain', reason }, undefined, () => worker.kill('SIGKILL'));
-    this.#setTimer(worker, this.#options.settings.drainTimeoutMs + KILL_MARGIN_MS, () => {
+    slot.cancelDeadline?.();
+    slot.cancelDeadline = this.#clock.deadline(this.#options.settings.drainTimeoutMs + KILL_MARGIN_MS, () => {
       this.#log.warn({ workerPid: worker.pid }, 'worker did not stop within the drain timeout; killing it');
       worker.kill('SIGKILL', 'it did not stop within the drain timeout');
     });
   }
 
-  #handOver(worker: WorkerProcess, socket: Socket): void {
-    const id = ++this.#connectionSeq;
-    worker.unacknowledged.set(id, socket);
-    worker.send({ type: 'syncd:connection', id }, socket, () => {
-      // The channel closed under the connection; the worker's exit hands it on.
-    });
+  #kill(slot: Slot, signal: NodeJS.Signals): void {
+    slot.planned = true;
+    slot.worker.kill(signal);
+  }
+
+  /** Sends to every worker but `except`. */
+  #broadcast(message: SupervisorMessage, except?: Slot): void {
+    for (const slot of this.#slots.values()) if (slot !== except) slot.worker.send(message);
   }
 
   #finishIfStopped(): void {
-    if (this.state === 'stopping' && this.#workers().length === 0) this.#finish(this.#exitCode);
+    if (this.#stopping && this.#slots.size === 0) this.#finish(this.#stopping.exitCode);
   }
 
   #finish(exitCode: number): void {
-    if (this.state === 'stopped') return;
-    this.state = 'stopped';
+    if (this.#stopped) return;
+    this.#stopped = true;
     clearInterval(this.#heartbeatTimer);
-    for (const timer of this.#timers.values()) clearTimeout(timer);
+    this.#clock.stop();
+    for (const slot of this.#slots.values()) slot.cancelDeadline?.();
     this.#log.info({ exitCode }, 'supervisor stopped');
     this.#resolveDone(exitCode);
-  }
-
-  #workers(): WorkerProcess[] {
-    return [this.#active, this.#starting, ...this.#draining].filter(
-      (w): w is WorkerProcess => !!w && !w.exited,
-    );
-  }
-
-  #setTimer(worker: WorkerProcess, ms: number, action: () => void): void {
-    this.#clearTimer(worker);
-    this.#timers.set(worker, setTimeout(action, ms));
-  }
-
-  #clearTimer(worker: WorkerProcess): void {
-    clearTimeout(this.#timers.get(worker));
-    this.#timers.delete(worker);
   }
 }

@@ -2,48 +2,32 @@ import type { Socket } from 'node:net';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execaNode } from 'execa';
-import { isWorkerMessage, type SupervisorMessage, type WorkerMessage } from '../shared/protocol.ts';
+import type { LossyOutput } from '../shared/lossy-output.ts';
+import { isWorkerMessage, type SupervisorMessage } from '../shared/protocol.ts';
 import { LastLine } from './last-line.ts';
-
-export interface WorkerExit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  /** The last non-empty line the worker wrote to stderr, if any. */
-  lastStderrLine: string | undefined;
-  /** Set when the process could not be started at all. */
-  error?: Error;
-  /** Why the supervisor killed it, if it did. */
-  killReason?: string;
-}
-
-export interface WorkerEvents {
-  onMessage(worker: WorkerProcess, message: WorkerMessage): void;
-  onExit(worker: WorkerProcess, exit: WorkerExit): void;
-}
+import type { WorkerEvents, WorkerHandle } from './worker-handle.ts';
 
 // The worker entry beside this file's folder, with this file's own extension: worker/main.ts from the
 // sources, dist/worker/main.js from any output folder of the build (see scripts/build.ts).
 const defaultEntry = fileURLToPath(new URL(`../worker/main${extname(import.meta.url)}`, import.meta.url));
 
+export interface WorkerProcessOptions {
+  entry?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Where the worker's stderr is copied: never blocking, whatever the reader does. */
+  stderr?: LossyOutput;
+}
+
 /** One worker child process, spoken to over its IPC channel. */
-export class WorkerProcess {
+export class WorkerProcess implements WorkerHandle {
   readonly pid: number;
-  readonly startedAt = Date.now();
-  readyAt: number | undefined;
-  /** Set once the supervisor has told it to stop: its exit is then planned, never a crash. */
-  stopRequested = false;
-  exited = false;
-  /** Why the supervisor killed it, when it did: said in the crash report. */
-  killReason: string | undefined;
-  /** When it last answered a heartbeat (or became ready). */
-  lastHeartbeat = 0;
-  /** Sockets handed over and not yet acknowledged, by id: still whole in the supervisor's hands. */
-  readonly unacknowledged = new Map<number, Socket>();
+  #exited = false;
+  #killReason: string | undefined;
   readonly #child: ReturnType<typeof execaNode>;
   readonly #stderr = new LastLine();
 
-  constructor(events: WorkerEvents, entry = defaultEntry, env: NodeJS.ProcessEnv = {}) {
-    this.#child = execaNode(entry, [], {
+  constructor(events: WorkerEvents, options: WorkerProcessOptions = {}) {
+    this.#child = execaNode(options.entry ?? defaultEntry, [], {
       // Handles (the accepted sockets) travel with Node's own send(); execa's IPC helpers carry none.
       ipc: true,
       serialization: 'json',
@@ -54,12 +38,12 @@ export class WorkerProcess {
       reject: false,
       // The supervisor ends its workers itself, in order; a worker also exits when its channel closes.
       cleanup: false,
-      env,
+      env: options.env ?? {},
     });
     this.pid = this.#child.pid ?? -1;
 
     this.#child.stderr?.on('data', (chunk: Buffer) => {
-      process.stderr.write(chunk);
+      options.stderr?.write(chunk);
       this.#stderr.push(chunk.toString('utf8'));
     });
     this.#child.on('message', (message: unknown) => {
@@ -67,8 +51,8 @@ export class WorkerProcess {
     });
 
     const reportExit = (code: number | null, signal: NodeJS.Signals | null, error?: Error) => {
-      if (this.exited) return;
-      this.exited = true;
+      if (this.#exited) return;
+      this.#exited = true;
       // The last stderr chunk may still be in the pipe when 'exit' fires; 'close' comes after it.
       const report = () =>
         events.onExit(this, {
@@ -76,7 +60,7 @@ export class WorkerProcess {
           signal,
           lastStderrLine: this.#stderr.value,
           error,
-          killReason: this.killReason,
+          killReason: this.#killReason,
         });
       if (this.#child.stderr && !this.#child.stderr.closed) this.#child.stderr.once('close', report);
       else report();
@@ -85,7 +69,6 @@ export class WorkerProcess {
     this.#child.once('error', (error) => reportExit(null, null, error));
   }
 
-  /** Sends a message, with the socket as its handle for `syncd:connection`. */
   send(message: SupervisorMessage, socket?: Socket, onError?: (error: Error) => void): void {
     if (!this.#child.connected) {
       onError?.(new Error(`worker ${this.pid} has no IPC channel any more`));
@@ -98,19 +81,8 @@ export class WorkerProcess {
   }
 
   kill(signal: NodeJS.Signals, reason?: string): void {
-    if (this.exited) return;
-    this.killReason ??= reason;
+    if (this.#exited) return;
+    this.#killReason ??= reason;
     this.#child.kill(signal);
   }
-}
-
-/** One sentence saying how a worker ended, for the log and the next worker's error list. */
-export function describeExit(pid: number, exit: WorkerExit): string {
-  const how = exit.error
-    ? `could not be started (${exit.error.message})`
-    : exit.signal
-      ? `was killed by ${exit.signal}${exit.killReason ? ` because ${exit.killReason}` : ''}`
-      : `exited with code ${exit.code}`;
-  const said = exit.lastStderrLine ? `; its last stderr line: ${exit.lastStderrLine}` : '';
-  return `worker ${pid} ${how}${said}`;
 }

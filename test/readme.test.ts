@@ -5,7 +5,7 @@ import { commandHelp } from '../scripts/cli/usage.ts';
 import { createLogger } from '../shared/logger.ts';
 import { settingSpecs } from '../shared/settings.ts';
 import { buildApp } from '../worker/app.ts';
-import { RecentErrors } from '../worker/recent-errors.ts';
+import { localErrors } from '../worker/system-routes.ts';
 
 // "A feature without its line in the README is not finished": these fail when one is missing.
 const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8');
@@ -22,7 +22,7 @@ t.test('every endpoint is in the README with a curl example', async (t) => {
   const app = buildApp({
     apiKey: 'readme-key-0123456789',
     logger: createLogger('worker', 'silent', undefined, new Writable({ write: (_c, _e, done) => done() })),
-    errors: new RecentErrors(),
+    errors: localErrors(),
     status: {
       startTime: new Date(),
       address: 'x',

@@ -1,6 +1,7 @@
 import Fastify, { type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import { createServer } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
+import type { Socket } from 'node:net';
 import { hostAllowed } from '../shared/hosts.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { Action } from '../shared/protocol.ts';
@@ -10,14 +11,15 @@ import {
   type ErrorBody,
   errorBody,
   HttpError,
+  headersTooLarge,
   hostNotAllowed,
   methodNotAllowed,
   notFound,
   tooManyFailures,
   unauthorized,
 } from './errors.ts';
-import type { RecentErrors } from './recent-errors.ts';
-import { type StatusSource, systemRoutes } from './system-routes.ts';
+import { answerClientError } from './client-errors.ts';
+import { type ErrorList, type StatusSource, systemRoutes } from './system-routes.ts';
 import { testRoutes } from './test-routes.ts';
 
 /** The largest request body accepted (the error text posted to /rest/system/error included). */
@@ -27,12 +29,14 @@ const RAW_BODY_TYPE = 'application/octet-stream';
 export interface AppOptions {
   apiKey: string;
   logger: Logger;
-  errors: RecentErrors;
+  errors: ErrorList;
   status: StatusSource;
   /** Called once the response asking for the action has been sent in full. */
   onAction: (action: Action) => void;
   /** True once the worker is stopping: responses then close their connection. */
   isDraining: () => boolean;
+  /** A connection sent a request with the API key (see ConnectionPool.prove). */
+  onProven?: (socket: Socket) => void;
   /** Adds the misbehaving /rest/test routes (SYNCD_TEST_ROUTES=1); for tests only. */
   testRoutes?: boolean;
   /** Host header values accepted (null: any); see shared/hosts.ts. */
@@ -45,9 +49,14 @@ export interface AppOptions {
   tls?: { cert: string; key: string } | null;
 }
 
-// Header limits: Node's own 16 KiB in all, and at most 100 header lines.
-const MAX_HEADER_BYTES = 16 * 1024;
-const MAX_HEADER_COUNT = 100;
+// Header limits: 16 KiB in all, and at most 100 header lines. Node checks the size only roughly for
+// many short lines, and drops lines past its count silently: both are checked for every request.
+export const MAX_HEADER_BYTES = 16 * 1024;
+export const MAX_HEADER_COUNT = 100;
+// A response this large may not fit the connection's buffers: one whose reader does not take it within
+// the time below is cut, so that clients that never read cannot pile up answers in memory.
+const LARGE_RESPONSE_BYTES = 64 * 1024;
+const WRITE_TIMEOUT_MS = 30_000;
 
 /** The HTTP application, apart from any socket: tests drive it with `inject()`. */
 export function buildApp(options: AppOptions) {
@@ -59,9 +68,10 @@ export function buildApp(options: AppOptions) {
     // A stopping worker still answers the requests it holds; the supervisor sends it no new ones.
     return503OnClosing: false,
     forceCloseConnections: false,
+    clientErrorHandler: answerClientError,
     // The HTTP server itself, so that slow clients are bounded: time for the headers and the whole
-    // request, checked every second (Node's default check runs every 30 s), and the size of headers.
-    // With TLS, the same server speaks HTTPS: the handshake happens on the connection handed over.
+    // request, checked every second (Node's default check runs every 30 s), time for a TLS handshake,
+    // and the size of headers. With TLS, the same server speaks HTTPS on the connection handed over.
     serverFactory: (handler) => {
       const serverOptions = {
         headersTimeout: options.limits?.headersTimeoutMs,
@@ -70,9 +80,18 @@ export function buildApp(options: AppOptions) {
         maxHeaderSize: MAX_HEADER_BYTES,
       };
       const server = options.tls
-        ? createHttpsServer({ ...serverOptions, cert: options.tls.cert, key: options.tls.key }, handler)
+        ? createHttpsServer(
+            {
+              ...serverOptions,
+              cert: options.tls.cert,
+              key: options.tls.key,
+              // A connection that never starts its handshake is bounded like one that never sends headers.
+              handshakeTimeout: options.limits?.headersTimeoutMs ?? 10_000,
+            },
+            handler,
+          )
         : createServer(serverOptions, handler);
-      server.maxHeadersCount = MAX_HEADER_COUNT;
+      server.maxHeadersCount = 0;
       return server;
     },
   });
@@ -91,20 +110,32 @@ export function buildApp(options: AppOptions) {
   const keyMatches = apiKeyChecker(options.apiKey);
   const allowedHosts = options.allowedHosts ?? null;
   const failures = options.authFailures ?? new AuthFailures();
+  const connections = new ConnectionRequests();
   // A callback hook, not an async one: this runs on every request and a promise each costs throughput.
   app.addHook('onRequest', (request, reply, done) => {
+    connections.started(request, reply);
     reply.header('cache-control', 'no-cache, no-store');
     // Bodies are kept raw whatever they claim to be, so a malformed type must not turn into a 415.
     if (request.headers['content-type'] !== undefined) request.headers['content-type'] = RAW_BODY_TYPE;
-    if (options.isDraining()) reply.header('connection', 'close');
+    if (options.isDraining()) connections.closeAfterAnswering(request);
+    const rawHeaders = request.raw.rawHeaders;
+    if (rawHeaders.length > 2 * MAX_HEADER_COUNT || headerBytes(rawHeaders) > MAX_HEADER_BYTES) {
+      done(headersTooLarge(rawHeaders.length / 2));
+      return;
+    }
     // Before the key is even looked at: a page whose name was rebound to this address is refused.
     if (!hostAllowed(request.headers.host, allowedHosts)) {
       done(hostNotAllowed(request.headers.host ?? ''));
       return;
     }
+    if (keyMatches(request.headers)) {
+      options.onProven?.(request.raw.socket);
+      done();
+      return;
+    }
     // Every path needs the key but the noauth ones, unknown paths included, so that no spelling of a
     // path (double slashes, dot segments) can reach an action without it.
-    if (request.routeOptions.url?.startsWith('/rest/noauth/') || keyMatches(request.headers)) {
+    if (noKeyNeeded(request)) {
       done();
       return;
     }
@@ -114,13 +145,21 @@ export function buildApp(options: AppOptions) {
       done(tooManyFailures(wait));
       return;
     }
-    if (failures.record(client)) {
+    const report = failures.record(client);
+    if (report.log) {
+      // One slot in the recent errors: requests anyone can send must not push the real errors out.
       request.log.warn(
-        { client },
-        `a request from ${client} had a missing or wrong API key (further ones from it this minute are not logged)`,
+        { client, slot: 'auth-failures' },
+        `a request from ${client} had a missing or wrong API key${report.since > 0 ? ` (and ${report.since} more since the last such line)` : ''}; further ones this minute are counted, not logged`,
       );
     }
     done(unauthorized());
+  });
+
+  app.addHook('onSend', (request, reply, payload, done) => {
+    connections.beforeAnswer(request, reply);
+    if (Buffer.isBuffer(payload) && payload.length > LARGE_RESPONSE_BYTES) cutIfUnread(reply);
+    done();
   });
 
   app.setNotFoundHandler(async (request) => {
@@ -135,9 +174,62 @@ export function buildApp(options: AppOptions) {
   );
 
   app.get('/rest/noauth/health', async () => ({ status: 'OK' }));
-  app.register(systemRoutes, { ...options, prefix: '/rest/system' });
+  app.register(systemRoutes, {
+    ...options,
+    prefix: '/rest/system',
+    closeAfterAnswering: (request: FastifyRequest) => connections.closeAfterAnswering(request),
+  });
   if (options.testRoutes) app.register(testRoutes, { prefix: '/rest/test' });
   return app;
+}
+
+/**
+ * Which connections must close, and when. A response with `Connection: close` ends its connection, and
+ * Node drops the requests the client had already pipelined behind it, unanswered. So a connection that
+ * should close (the worker drains, a restart was asked for on it) closes after the last request read
+ * on it is answered, and reads nothing more from then on.
+ */
+class ConnectionRequests {
+  readonly #pending = new WeakMap<Socket, number>();
+  readonly #closing = new WeakSet<Socket>();
+
+  started(request: FastifyRequest, reply: FastifyReply): void {
+    const socket = request.raw.socket;
+    this.#pending.set(socket, (this.#pending.get(socket) ?? 0) + 1);
+    reply.raw.once('close', () => this.#pending.set(socket, (this.#pending.get(socket) ?? 1) - 1));
+  }
+
+  closeAfterAnswering(request: FastifyRequest): void {
+    this.#closing.add(request.raw.socket);
+  }
+
+  beforeAnswer(request: FastifyRequest, reply: FastifyReply): void {
+    const socket = request.raw.socket;
+    if (!this.#closing.has(socket) || (this.#pending.get(socket) ?? 1) > 1) return;
+    reply.header('connection', 'close');
+    // inject()'s stand-in socket cannot pause.
+    if (typeof socket.pause === 'function') socket.pause();
+  }
+}
+
+function noKeyNeeded(request: FastifyRequest): boolean {
+  const route = request.routeOptions.url;
+  if (route !== undefined) return route.startsWith('/rest/noauth/');
+  // An unknown path under /rest/noauth/ gets its 404 without a key, spelled plainly only.
+  const path = request.url.split('?', 1)[0] as string;
+  return path.startsWith('/rest/noauth/') && !/\/\/|\/\.\.?(\/|$)/.test(path);
+}
+
+function headerBytes(rawHeaders: string[]): number {
+  // Each line is NAME: VALUE and a line break.
+  let bytes = 0;
+  for (const part of rawHeaders) bytes += part.length + 2;
+  return bytes;
+}
+
+function cutIfUnread(reply: FastifyReply): void {
+  const timer = setTimeout(() => reply.raw.socket?.destroy(), WRITE_TIMEOUT_MS);
+  reply.raw.once('close', () => clearTimeout(timer));
 }
 
 function replyWithError(

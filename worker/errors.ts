@@ -56,3 +56,12 @@ export const tooManyFailures = (retryAfterSeconds: number) =>
       'retry-after': String(retryAfterSeconds),
     },
   );
+
+export const headersTooLarge = (lines: number) =>
+  new HttpError(
+    431,
+    `the request's headers are too large: at most ${MAX_HEADER_LINES} lines and ${MAX_HEADER_KIB} KiB in all (it sent ${lines} lines)`,
+  );
+
+const MAX_HEADER_LINES = 100;
+const MAX_HEADER_KIB = 16;

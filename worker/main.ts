@@ -1,4 +1,6 @@
 // The worker process: serves HTTP on the connections its supervisor hands over, until told to stop.
+import { standardOutput } from '../shared/logger.ts';
+import { guardAgainstOrphaning } from './orphan-guard.ts';
 import { runWorker } from './run-worker.ts';
 import { TEST_ROUTES_ENV } from './test-routes.ts';
 
@@ -7,8 +9,17 @@ if (!process.send) {
   process.exit(1);
 }
 
+// A terminal's Ctrl-C, a hang-up and systemd's stop signal the whole process group. The supervisor
+// decides what they mean and tells its worker over IPC: the worker itself must not die of them.
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => {});
+
 // A worker whose supervisor has gone must not live on as an orphan.
 process.on('disconnect', () => process.exit(0));
+guardAgainstOrphaning((error) =>
+  process.stderr.write(
+    `syncd worker: the orphan guard failed (${error.message}); a blocked worker may outlive its supervisor\n`,
+  ),
+);
 
 // The supervisor reports the last stderr line of a crashed worker: make it the one that says why.
 process.on('uncaughtException', (error) => {
@@ -19,4 +30,5 @@ process.on('uncaughtException', (error) => {
 await runWorker(process as Parameters<typeof runWorker>[0], {
   testRoutes: process.env[TEST_ROUTES_ENV] === '1',
 });
+await standardOutput().flush(1000);
 process.exit(0);

@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net';
-import { createLogger } from '../shared/logger.ts';
+import { createLogger, reportDroppedLines, standardOutput } from '../shared/logger.ts';
 import {
   type Dispatch,
   type DrainReason,
@@ -10,10 +10,9 @@ import {
   type WorkerInit,
   type WorkerMessage,
 } from '../shared/protocol.ts';
-import type { LogLevel } from '../shared/settings.ts';
+import { type ErrorChange, RecentErrors } from '../shared/recent-errors.ts';
 import { buildApp } from './app.ts';
 import { ConnectionPool } from './connection-pool.ts';
-import { RecentErrors } from './recent-errors.ts';
 
 /** The IPC side of the worker's parent: `process` in a real worker. */
 export interface ParentChannel {
@@ -39,7 +38,7 @@ export function runWorker(parent: ParentChannel, options: { testRoutes?: boolean
       if (handle) handle(message, extra);
       else if (message.type === 'syncd:init') {
         handle = (m, e) => early.push([m, e]);
-        start(message.init).then((serve) => {
+        void start(message.init).then((serve) => {
           handle = serve;
           for (const [m, e] of early.splice(0)) serve(m, e);
         });
@@ -47,47 +46,64 @@ export function runWorker(parent: ParentChannel, options: { testRoutes?: boolean
     });
 
     async function start(init: WorkerInit) {
+      const { settings } = init;
       const send = (message: WorkerMessage) => {
         if (parent.connected !== false) parent.send?.(message);
       };
-      const errors = new RecentErrors(init.initialErrors);
-      const logger = createLogger('worker', init.logLevel as LogLevel, (error) => errors.add(error));
+      // The supervisor keeps the list across workers; this copy serves reads, and every change made
+      // here goes to the supervisor, which passes it on.
+      const errors = new RecentErrors(init.errors);
+      const change = (made: ErrorChange) => {
+        errors.apply(made);
+        send({ type: 'syncd:errors', change: made });
+      };
+      const logger = createLogger('worker', settings.logLevel, (error, slot) =>
+        change({ op: 'add', error, slot }),
+      );
       let supervisor: SupervisorStats = init.supervisor;
       let draining = false;
 
       const app = buildApp({
         apiKey: init.apiKey,
         logger,
-        errors,
+        errors: { list: errors, change },
         status: { startTime: new Date(), address: init.address, supervisor: () => supervisor },
         onAction: (action) => send({ type: 'syncd:action', action }),
         isDraining: () => draining,
+        // Requests come only once connections are served, after the pool exists.
+        onProven: (socket) => pool.prove(socket),
         testRoutes: options.testRoutes,
         allowedHosts: init.allowedHosts,
-        limits: { headersTimeoutMs: init.headersTimeoutMs, requestTimeoutMs: init.requestTimeoutMs },
+        limits: { headersTimeoutMs: settings.headersTimeoutMs, requestTimeoutMs: settings.requestTimeoutMs },
         tls: init.tls,
       });
       await app.ready();
-      const pool = new ConnectionPool(app.server, init.maxConnections, (refused) =>
+      const pool = new ConnectionPool(app.server, settings.maxConnections, (evicted) =>
         logger.warn(
-          { refused, maxConnections: init.maxConnections },
-          `closed ${refused} connections over the limit of ${init.maxConnections}`,
+          { evicted, maxConnections: settings.maxConnections, slot: 'connection-limit' },
+          `closed ${evicted} connections that had sent no request with the API key, to stay within ${settings.maxConnections} connections`,
         ),
       );
+      const stopReporting = reportDroppedLines(logger, standardOutput());
 
       const drain = async (reason: DrainReason) => {
         if (draining) return;
         draining = true;
         logger.info({ reason, connections: pool.size }, 'worker draining');
-        const idleGraceMs = reason === 'restart' ? Math.min(RESTART_IDLE_GRACE_MS, init.drainTimeoutMs) : 0;
-        const { cut } = await pool.drain({ idleGraceMs, timeoutMs: init.drainTimeoutMs });
+        const idleGraceMs =
+          reason === 'restart' ? Math.min(RESTART_IDLE_GRACE_MS, settings.drainTimeoutMs) : 0;
+        const { cut } = await pool.drain({
+          idleGraceMs,
+          timeoutMs: settings.drainTimeoutMs,
+        });
         if (cut > 0) {
           logger.warn(
-            { cut, drainTimeoutMs: init.drainTimeoutMs },
+            { cut, drainTimeoutMs: settings.drainTimeoutMs },
             `drain timeout passed; cut ${cut} connections`,
           );
         }
         await app.close();
+        stopReporting();
         logger.info({ reason }, 'worker stopped');
         stopped();
       };
@@ -101,6 +117,7 @@ export function runWorker(parent: ParentChannel, options: { testRoutes?: boolean
         'syncd:stats': (message) => {
           supervisor = message.supervisor;
         },
+        'syncd:errors': (message) => errors.apply(message.change),
         'syncd:drain': (message) => void drain(message.reason),
         'syncd:heartbeat': (message) => send({ type: 'syncd:heartbeat', seq: message.seq }),
       };

@@ -2,8 +2,14 @@ import { homedir } from 'node:os';
 import { sep } from 'node:path';
 import type { FastifyInstance, FastifyPluginOptions, FastifyReply, FastifyRequest } from 'fastify';
 import type { Action, SupervisorStats } from '../shared/protocol.ts';
+import { type ErrorChange, RecentErrors } from '../shared/recent-errors.ts';
 import { emptyErrorText, notImplemented } from './errors.ts';
-import type { RecentErrors } from './recent-errors.ts';
+
+/** The recent errors: read from this worker's copy, changed everywhere through `change`. */
+export interface ErrorList {
+  list: RecentErrors;
+  change: (change: ErrorChange) => void;
+}
 
 export interface StatusSource {
   startTime: Date;
@@ -13,14 +19,16 @@ export interface StatusSource {
 }
 
 interface SystemRouteOptions extends FastifyPluginOptions {
-  errors: RecentErrors;
+  errors: ErrorList;
   status: StatusSource;
   onAction: (action: Action) => void;
+  /** Closes the request's connection once what was read on it is answered. */
+  closeAfterAnswering: (request: FastifyRequest) => void;
 }
 
 /** The /rest/system endpoints; registered under that prefix. */
 export async function systemRoutes(app: FastifyInstance, options: SystemRouteOptions): Promise<void> {
-  const { errors, status, onAction } = options;
+  const { errors, status, onAction, closeAfterAnswering } = options;
   const pong = { ping: 'pong' };
 
   app.get('/ping', async () => pong);
@@ -32,24 +40,28 @@ export async function systemRoutes(app: FastifyInstance, options: SystemRouteOpt
     onResponse: async (_request: FastifyRequest, reply: FastifyReply) => {
       if (reply.statusCode === 200) onAction(name);
     },
-    handler: async (_request: FastifyRequest, reply: FastifyReply) => {
-      reply.header('connection', 'close');
+    handler: async (request: FastifyRequest) => {
+      closeAfterAnswering(request);
       return { ok: answer };
     },
   });
   app.post('/restart', action('restart', 'restarting'));
   app.post('/shutdown', action('shutdown', 'shutting down'));
 
-  app.get('/error', async () => ({ errors: errors.list() }));
+  // The list's JSON is made once per change and shared by every reader: reading costs no serializing.
+  app.get('/error', async (_request, reply) => {
+    reply.type('application/json; charset=utf-8');
+    return errors.list.body();
+  });
   app.post('/error', async (request) => {
     const body = request.body as Buffer | undefined;
     const message = body?.toString('utf8').trim() ?? '';
     if (message === '') throw emptyErrorText();
-    errors.add({ when: new Date().toISOString(), message, level: 50 });
+    errors.change({ op: 'add', error: { when: new Date().toISOString(), message, level: 50 } });
     return { ok: 'recorded' };
   });
   app.post('/error/clear', async () => {
-    errors.clear();
+    errors.change({ op: 'clear' });
     return { ok: 'cleared' };
   });
 
@@ -86,3 +98,8 @@ const notBuiltYet = [
   ['POST', '/discovery'],
   ['GET', '/discovery'],
 ] as const;
+
+/** A list changed in place only, for an app with no supervisor behind it (tests, benchmarks). */
+export function localErrors(list = new RecentErrors()): ErrorList {
+  return { list, change: (change) => list.apply(change) };
+}

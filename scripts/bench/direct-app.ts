@@ -2,14 +2,15 @@
 // compares it with syncd to show what handing connections over costs.
 import { createLogger } from '../../shared/logger.ts';
 import { buildApp } from '../../worker/app.ts';
-import { RecentErrors } from '../../worker/recent-errors.ts';
+import { RecentErrors } from '../../shared/recent-errors.ts';
+import { localErrors } from '../../worker/system-routes.ts';
 
 const [port, apiKey] = [Number(process.argv[2]), process.argv[3] ?? ''];
 const errors = new RecentErrors();
 const app = buildApp({
   apiKey,
   logger: createLogger('worker', 'warn', (error) => errors.add(error)),
-  errors,
+  errors: localErrors(errors),
   status: {
     startTime: new Date(),
     address: `127.0.0.1:${port}`,

@@ -4,7 +4,6 @@ import { parseDuration } from '../../shared/duration.ts';
 import { checkHealth } from '../../shared/health.ts';
 import { connectOutcome, pollUntil } from '../../shared/poll.ts';
 import { resolveTarget } from '../../shared/target.ts';
-import { supervisorMain } from '../../supervisor/run-supervisor.ts';
 import { errorsTable, statusTable } from './format.ts';
 import { commandHelp, globalHelp } from './usage.ts';
 
@@ -33,7 +32,6 @@ interface Options {
 
 /** Runs `syncd ARGS`; resolves with the exit code. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
-  if (argv[0] === 'serve') return supervisorMain(argv.slice(1), io.env);
   try {
     const { command, args, options, help } = parse(argv);
     if (help || command === 'help') {

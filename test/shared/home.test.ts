@@ -93,9 +93,10 @@ t.test('the address and url files are written, read and removed', async (t) => {
   t.equal(await readFile(join(home, 'address'), 'utf8'), '[::1]:8384\n');
   t.equal(await readAddressFile(home), '[::1]:8384');
   t.equal(await readUrlFile(home), 'https://[::1]:8384');
-  await removeAddressFiles(home);
+  await writeFile(join(home, 'url'), 'http://127.0.0.1:9999\n');
+  await removeAddressFiles(home, { address: '[::1]:8384', url: 'https://[::1]:8384' });
   t.equal(await readAddressFile(home), undefined);
-  t.equal(await readUrlFile(home), undefined);
+  t.equal(await readUrlFile(home), 'http://127.0.0.1:9999', 'a file another service rewrote is left alone');
 });
 
 t.test('a new key never starts with a dash, which a command line would take for an option', async (t) => {

@@ -1,6 +1,5 @@
 import t from 'tap';
 import { LastLine } from '../../supervisor/last-line.ts';
-import { describeExit } from '../../supervisor/worker-process.ts';
 
 t.test('the last informative line survives chunk boundaries and Node version lines', async (t) => {
   const last = new LastLine();
@@ -11,17 +10,30 @@ t.test('the last informative line survives chunk boundaries and Node version lin
   t.equal(last.value, 'worker crashed: uncaught Error: boom');
 });
 
-t.test('an exit is described with its code or signal and the last stderr line', async (t) => {
-  t.equal(
-    describeExit(7, { code: 1, signal: null, lastStderrLine: 'oops' }),
-    'worker 7 exited with code 1; its last stderr line: oops',
+t.test('the line naming the error wins over the properties Node prints after it', async (t) => {
+  const last = new LastLine();
+  last.push(
+    [
+      'file:///app/dist/worker/main.js:3',
+      "import { x } from 'gone';",
+      '^',
+      "Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'gone' imported from /app/dist/worker/main.js",
+      '    at packageResolve (node:internal/modules/esm/resolve:854:9)',
+      '{',
+      "  code: 'ERR_MODULE_NOT_FOUND'",
+      '}',
+      '',
+      'Node.js v20.20.2',
+      '',
+    ].join('\n'),
   );
   t.equal(
-    describeExit(7, { code: null, signal: 'SIGKILL', lastStderrLine: undefined }),
-    'worker 7 was killed by SIGKILL',
+    last.value,
+    "Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'gone' imported from /app/dist/worker/main.js",
   );
-  t.match(
-    describeExit(7, { code: null, signal: null, lastStderrLine: undefined, error: new Error('ENOENT') }),
-    /could not be started \(ENOENT\)/,
+  const oom = new LastLine();
+  oom.push(
+    '<--- Last few GCs --->\nFATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory\n 1: 0xb8f4 node::Abort() [node]\n',
   );
+  t.match(oom.value, /^FATAL ERROR: Reached heap limit/);
 });

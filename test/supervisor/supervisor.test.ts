@@ -1,148 +1,345 @@
-import t from 'tap';
-import { call, isAlive, startService, tryConnect, waitFor } from '../helpers/service.ts';
+import type { Socket } from 'node:net';
+import { Writable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import t, { type Test } from 'tap';
+import { createLogger } from '../../shared/logger.ts';
+import { RecentErrors } from '../../shared/recent-errors.ts';
+import { SAME_DELIVERY_MS, Supervisor, type SupervisorOptions } from '../../supervisor/supervisor.ts';
+import { FakeWorker } from '../fixtures/fake-worker.ts';
 
-t.test('ping answers pong to GET and POST', async (t) => {
-  const service = await startService(t);
-  for (const method of ['GET', 'POST']) {
-    const response = await call(service, method, '/rest/system/ping');
-    t.equal(response.status, 200, `${method} status`);
-    t.same(response.body, { ping: 'pong' }, `${method} body`);
-    t.equal(response.headers['content-type'], 'application/json; charset=utf-8');
-  }
-});
+const settings: SupervisorOptions['settings'] = {
+  logLevel: 'info',
+  drainTimeoutMs: 1000,
+  headersTimeoutMs: 1000,
+  requestTimeoutMs: 1000,
+  maxConnections: 10,
+  crashLimit: 5,
+  crashWindowMs: 60_000,
+  startupTimeoutMs: 5000,
+  heartbeatTimeoutMs: 10_000,
+};
 
-t.test('restart replaces the worker and the next ping answers', async (t) => {
-  const service = await startService(t);
-  const before = (await call(service, 'GET', '/rest/system/status')).body;
+interface LogRecord {
+  level: number;
+  msg: string;
+  [field: string]: unknown;
+}
 
-  const response = await call(service, 'POST', '/rest/system/restart');
-  t.equal(response.status, 200);
-  t.same(response.body, { ok: 'restarting' });
-
-  const after = await waitFor('a new worker serving', async () => {
-    const status = (await call(service, 'GET', '/rest/system/status')).body;
-    return status.pid !== before.pid ? status : undefined;
+/** A supervisor of fake workers, with its log lines and a clock a test can move. */
+function setup(t: Test, overrides: Partial<SupervisorOptions['settings']> = {}) {
+  const workers: FakeWorker[] = [];
+  const log: LogRecord[] = [];
+  const errors = new RecentErrors();
+  const clock = { offset: 0 };
+  let listenerOpen = true;
+  // The logger feeds the supervisor's errors, and the supervisor needs the logger.
+  const made: { supervisor?: Supervisor } = {};
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      log.push(JSON.parse(chunk.toString()));
+      done();
+    },
   });
-  t.not(after.pid, before.pid, 'a new worker pid');
-  t.equal(after.supervisor.pid, before.supervisor.pid, 'the same supervisor');
-  t.equal(after.supervisor.restarts, 1, 'one restart counted');
-  t.equal(after.supervisor.crashes, 0, 'a restart is no crash');
-  t.same((await call(service, 'GET', '/rest/system/ping')).body, { ping: 'pong' });
-  await waitFor('the old worker gone', async () => (isAlive(before.pid) ? undefined : true));
-});
-
-t.test('shutdown ends the supervisor with code 0 and the port refuses connections', async (t) => {
-  const service = await startService(t);
-  const workerPid = (await call(service, 'GET', '/rest/system/status')).body.pid;
-
-  const response = await call(service, 'POST', '/rest/system/shutdown');
-  t.equal(response.status, 200);
-  t.same(response.body, { ok: 'shutting down' });
-
-  const { exitCode } = await service.exited;
-  t.equal(exitCode, 0, 'exit code 0');
-  t.equal(await tryConnect(service.address), 'ECONNREFUSED', 'the port refuses');
-  t.notOk(isAlive(workerPid), 'the worker is gone');
-});
-
-t.test('SIGTERM shuts down gracefully with code 0', async (t) => {
-  const service = await startService(t);
-  service.process.kill('SIGTERM');
-  const { exitCode } = await service.exited;
-  t.equal(exitCode, 0);
-  t.ok(service.logs.some((line) => line.msg === 'shutting down' && line.reason === 'SIGTERM'));
-});
-
-t.test('a wrong key gets 401 and the action is not taken', async (t) => {
-  const service = await startService(t);
-  const pid = (await call(service, 'GET', '/rest/system/status')).body.pid;
-  await call(service, 'POST', '/rest/system/error', { body: 'keep me' });
-
-  for (const [path, key] of [
-    ['/rest/system/shutdown', 'wrong-key-wrong-key'],
-    ['/rest/system/restart', null],
-    ['/rest/system/error/clear', 'wrong-key-wrong-key'],
-  ] as const) {
-    const response = await call(service, 'POST', path, { key });
-    t.equal(response.status, 401, `${path} with key ${key}`);
-    t.equal(response.headers['www-authenticate'], 'Bearer');
-  }
-  // Give a wrongly taken action time to show.
-  await new Promise((resolve) => setTimeout(resolve, 500));
-  const status = (await call(service, 'GET', '/rest/system/status')).body;
-  t.equal(status.pid, pid, 'the same worker serves');
-  t.equal(status.supervisor.restarts, 0);
-  const messages = (await call(service, 'GET', '/rest/system/error')).body.errors.map(
-    (e: { message: string }) => e.message,
+  const logger = createLogger(
+    'supervisor',
+    'debug',
+    (error, slot) => made.supervisor?.recordError({ op: 'add', error, slot }),
+    sink,
   );
-  t.equal(messages[0], 'keep me', 'errors not cleared');
-  const leaked = service.logs.filter((line) => JSON.stringify(line).includes(service.apiKey));
-  t.same(leaked, [], 'the key appears in no log line of either process');
-  t.match(messages.slice(1), [/had a missing or wrong API key/], 'and the failures noted once, as a warning');
-});
-
-t.test('errors can be posted, listed and cleared', async (t) => {
-  const service = await startService(t);
-  t.same((await call(service, 'GET', '/rest/system/error')).body, { errors: [] });
-
-  t.equal((await call(service, 'POST', '/rest/system/error', { body: '  disk on fire \n' })).status, 200);
-  const { errors } = (await call(service, 'GET', '/rest/system/error')).body;
-  t.equal(errors.length, 1);
-  t.equal(errors[0].message, 'disk on fire', 'trimmed');
-  t.ok(!Number.isNaN(Date.parse(errors[0].when)), 'when is a time');
-
-  t.equal((await call(service, 'POST', '/rest/system/error/clear')).status, 200);
-  t.same((await call(service, 'GET', '/rest/system/error')).body, { errors: [] });
-});
-
-t.test('a worker killed with SIGKILL is replaced and its successor says how it ended', async (t) => {
-  const service = await startService(t);
-  const first = (await call(service, 'GET', '/rest/system/status')).body.pid;
-  process.kill(first, 'SIGKILL');
-
-  const status = await waitFor('a replacement worker', async () => {
-    const body = (await call(service, 'GET', '/rest/system/status')).body;
-    return body.pid !== first ? body : undefined;
+  const supervisor = new Supervisor({
+    settings: { ...settings, ...overrides },
+    worker: { apiKey: 'key', address: '127.0.0.1:1', allowedHosts: null, tls: null },
+    closeListener: () => {
+      listenerOpen = false;
+    },
+    logger,
+    errors,
+    spawn: (events) => {
+      const worker = new FakeWorker(events);
+      workers.push(worker);
+      return worker;
+    },
+    readClock: () => performance.now() + clock.offset,
   });
-  t.equal(status.supervisor.crashes, 1, 'counted as a crash');
-  t.equal(status.supervisor.restarts, 0, 'not as a restart');
-  const { errors } = (await call(service, 'GET', '/rest/system/error')).body;
-  t.equal(errors.length, 1, 'one error');
-  t.match(errors[0].message, new RegExp(`worker ${first} was killed by SIGKILL`));
-  t.ok(
-    service.logs.some((line) => line.level === 50 && String(line.msg).includes('killed by SIGKILL')),
-    'the crash is logged',
-  );
+  made.supervisor = supervisor;
+  t.teardown(() => {
+    if (supervisor.state !== 'stopped') supervisor.forceStop('the test is over');
+  });
+  return {
+    supervisor,
+    workers,
+    log,
+    errors,
+    clock,
+    listenerOpen: () => listenerOpen,
+    /** The worker started `n`th, once it exists. */
+    worker: (n: number) => workers[n] as FakeWorker,
+  };
+}
+
+/** Lets queued microtasks and immediate callbacks run. */
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+t.test(
+  'the first worker is sent its settings and the errors so far, and its ready is logged once',
+  async (t) => {
+    const { supervisor, worker, log } = setup(t);
+    supervisor.start();
+    t.equal(supervisor.state, 'starting');
+    const [init] = worker(0).received('syncd:init');
+    t.match(init?.init, {
+      apiKey: 'key',
+      settings: { maxConnections: 10, drainTimeoutMs: 1000 },
+      errors: [],
+    });
+    worker(0).ready();
+    t.equal(supervisor.state, 'running');
+    t.equal(log.filter((line) => line.msg === 'ready').length, 1);
+  },
+);
+
+t.test('a restart starts a new worker, then drains the old one once the new one is ready', async (t) => {
+  const { supervisor, worker } = setup(t);
+  supervisor.start();
+  worker(0).ready();
+  supervisor.restart('API');
+  t.equal(supervisor.state, 'restarting');
+  supervisor.restart('API again');
+  t.equal(worker(0).received('syncd:drain').length, 0, 'the old one serves until the new one is ready');
+  worker(1).ready();
+  t.same(worker(0).received('syncd:drain'), [{ type: 'syncd:drain', reason: 'restart' }]);
+  await settle();
+  t.equal(supervisor.state, 'running');
+  t.same(supervisor.stats.restarts, 1, 'a restart asked for while one is under way joins it');
+  t.equal(supervisor.stats.crashes, 0);
 });
 
-t.test('connections made while no worker serves wait for the next one', async (t) => {
-  const service = await startService(t);
-  const first = (await call(service, 'GET', '/rest/system/status')).body.pid;
-  process.kill(first, 'SIGKILL');
-  // Sent at once: the worker is gone and its replacement not yet ready, yet the port accepts.
-  const pings = await Promise.all(Array.from({ length: 5 }, () => call(service, 'GET', '/rest/system/ping')));
-  t.same(
-    pings.map((p) => p.status),
-    [200, 200, 200, 200, 200],
-  );
-});
+t.test(
+  'a shutdown that crosses a restart ends the supervisor even when the new worker says ready',
+  async (t) => {
+    const { supervisor, worker, listenerOpen } = setup(t);
+    supervisor.start();
+    worker(0).ready();
+    supervisor.restart('API');
+    worker(0).drainsAtOnce = false;
+    supervisor.shutdown('SIGTERM');
+    // The ready was already on its way when the shutdown killed the starting worker.
+    worker(1).ready();
+    t.equal(supervisor.state, 'stopping', 'still stopping, not running again');
+    t.notOk(listenerOpen(), 'the port is closed');
+    worker(0).exit({ code: 0 });
+    t.equal(await supervisor.done, 0, 'and it exits');
+    t.same(worker(1).signals, ['SIGKILL']);
+  },
+);
 
-t.test('a connection made the moment the port opens is answered, never left waiting', async (t) => {
-  // Found by the benchmark: connections accepted between the bind and the supervisor taking over hung.
-  for (let start = 0; start < 5; start++) {
-    const service = await startService(t, { waitReady: false });
-    const hung: string[] = [];
-    for (;;) {
-      const outcome = await call(service, 'GET', '/rest/system/ping', { timeoutMs: 3000 }).then(
-        (response) => String(response.status),
-        (error: NodeJS.ErrnoException) => error.code ?? error.message,
-      );
-      if (/no answer in time/.test(outcome)) hung.push(outcome);
-      if (outcome === '200') break;
-      if (outcome !== 'ECONNREFUSED' && !/no answer/.test(outcome)) t.fail(`unexpected: ${outcome}`);
-      await new Promise((resolve) => setTimeout(resolve, 2));
-    }
-    t.same(hung, [], `start ${start + 1}: every accepted connection answered`);
-    await service.stop();
+t.test('a restart whose new worker cannot start keeps the serving one and is no crash', async (t) => {
+  const { supervisor, worker, log, errors } = setup(t, { crashLimit: 0 });
+  supervisor.start();
+  worker(0).ready();
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    supervisor.restart('deploy');
+    worker(attempt).exit({ code: 1, lastStderrLine: "Error: Cannot find module '/app/dist/worker/main.js'" });
+    t.equal(supervisor.state, 'running', `attempt ${attempt}: the old worker still serves`);
   }
+  t.equal(supervisor.stats.crashes, 0, 'no crash counted, so no giving up');
+  t.same(worker(0).received('syncd:drain'), [], 'the serving worker was never told to stop');
+  const failures = log.filter((line) => /^restart failed: worker \d+ exited with code 1/.test(line.msg));
+  t.equal(failures.length, 3, 'each failure logged');
+  t.match(failures[0], { level: 50, msg: /Cannot find module.*; worker \d+ keeps serving$/ });
+  t.equal(errors.list().length, 3, 'and reported in the recent errors');
+  t.equal(worker(0).received('syncd:errors').length, 3, 'which the serving worker hears of');
+  supervisor.restart('fixed deploy');
+  worker(4).ready();
+  t.equal(worker(0).received('syncd:drain').length, 1, 'a later restart works');
+});
+
+t.test('a replacement not ready in time is killed and the serving worker kept', async (t) => {
+  const { supervisor, worker, log } = setup(t, { startupTimeoutMs: 50 });
+  supervisor.start();
+  worker(0).ready();
+  supervisor.restart('API');
+  await sleep(150);
+  t.same(worker(1).signals, ['SIGKILL']);
+  t.equal(supervisor.state, 'running');
+  t.equal(supervisor.stats.crashes, 0);
+  t.ok(log.some((line) => /restart failed: .*not ready within the startup timeout of 50ms/.test(line.msg)));
+});
+
+t.test(
+  'a crashed worker is replaced after a backoff, and its report stays in the recent errors',
+  async (t) => {
+    const { supervisor, worker, errors } = setup(t);
+    supervisor.start();
+    worker(0).ready();
+    worker(0).exit({ code: 1, lastStderrLine: 'worker crashed: uncaught Error: boom' });
+    t.equal(supervisor.state, 'recovering');
+    await sleep(150);
+    t.ok(worker(1), 'replaced after 100 ms');
+    const [init] = worker(1).received('syncd:init');
+    t.match(init?.init.errors, [
+      { message: /worker \d+ exited with code 1; its last stderr line: worker crashed/ },
+    ]);
+    t.equal(init?.init.supervisor.crashes, 1);
+    worker(1).ready();
+    supervisor.restart('API');
+    worker(2).ready();
+    t.equal(
+      worker(2).received('syncd:init')[0]?.init.errors.length,
+      1,
+      'a restart keeps the crash report: the supervisor holds the list',
+    );
+    t.equal(errors.list().length, 1);
+  },
+);
+
+t.test('a crash while a replacement starts reaches the replacement, stats included', async (t) => {
+  const { supervisor, worker, workers } = setup(t);
+  supervisor.start();
+  worker(0).ready();
+  supervisor.restart('API');
+  worker(0).exit({ code: null, signal: 'SIGKILL' });
+  t.equal(supervisor.stats.crashes, 1);
+  t.match(worker(1).received('syncd:errors'), [
+    { change: { op: 'add', error: { message: /killed by SIGKILL/ } } },
+  ]);
+  t.match(worker(1).received('syncd:stats').at(-1), { supervisor: { crashes: 1 } });
+  t.equal(supervisor.state, 'recovering', 'no respawn: the replacement is on its way');
+  worker(1).ready();
+  t.equal(supervisor.state, 'running');
+  t.equal(workers.length, 2, 'no third worker');
+});
+
+t.test(
+  'a start that fails while nothing serves is a crash, and too many end the supervisor with 3',
+  async (t) => {
+    const { supervisor, worker, log } = setup(t, { crashLimit: 1 });
+    supervisor.start();
+    worker(0).exit({ code: 1 });
+    await sleep(150);
+    worker(1).exit({ code: 1 });
+    t.equal(await supervisor.done, 3);
+    t.match(
+      log.find((line) => line.level === 60),
+      { msg: /2 worker crashes within 60s \(limit 1\): giving up/ },
+    );
+  },
+);
+
+t.test('errors recorded by one worker reach the others and the supervisor; clear empties all', async (t) => {
+  const { supervisor, worker, errors } = setup(t);
+  supervisor.start();
+  worker(0).ready();
+  supervisor.restart('API');
+  const error = { when: new Date().toISOString(), message: 'disk full', level: 50 };
+  worker(0).say({ type: 'syncd:errors', change: { op: 'add', error } });
+  t.same(errors.list(), [error]);
+  t.same(worker(1).received('syncd:errors'), [{ type: 'syncd:errors', change: { op: 'add', error } }]);
+  t.same(worker(0).received('syncd:errors'), [], 'not echoed to the one that made it');
+  worker(1).say({ type: 'syncd:errors', change: { op: 'clear' } });
+  t.same(errors.list(), []);
+  t.same(worker(0).received('syncd:errors').at(-1), { type: 'syncd:errors', change: { op: 'clear' } });
+});
+
+t.test('a worker that stops answering heartbeats is killed and counts as a crash', async (t) => {
+  const { supervisor, worker } = setup(t, { heartbeatTimeoutMs: 200 });
+  supervisor.start();
+  worker(0).ready();
+  worker(0).healthy = false;
+  await sleep(600);
+  t.same(worker(0).signals, ['SIGKILL']);
+  t.equal(supervisor.stats.crashes, 1);
+});
+
+t.test('a pause of the whole service is not taken for a hung worker', async (t) => {
+  const { supervisor, worker, clock } = setup(t, { heartbeatTimeoutMs: 400 });
+  supervisor.start();
+  worker(0).ready();
+  await sleep(300);
+  // Both processes stop for a minute (docker pause, a laptop asleep) just after a heartbeat was sent.
+  // On resume the supervisor's timer fires before the worker's answer, already in the channel, is read.
+  worker(0).healthy = false;
+  const sent = () => worker(0).received('syncd:heartbeat').length;
+  const before = sent();
+  while (sent() === before) await sleep(5);
+  clock.offset += 60_000;
+  while (sent() === before + 1 && worker(0).signals.length === 0) await sleep(5);
+  for (const { seq } of worker(0).received('syncd:heartbeat'))
+    worker(0).say({ type: 'syncd:heartbeat', seq });
+  worker(0).healthy = true;
+  await sleep(500);
+  t.same(worker(0).signals, [], 'not killed');
+  t.equal(supervisor.stats.crashes, 0);
+  t.equal(supervisor.state, 'running');
+});
+
+t.test('a connection whose handle never reached the worker is closed, not left hanging', async (t) => {
+  const { supervisor, worker, log } = setup(t, { heartbeatTimeoutMs: 200 });
+  supervisor.start();
+  worker(0).ready();
+  const closed: string[] = [];
+  const socket = (name: string) => ({ destroy: () => closed.push(name) }) as unknown as Socket;
+  supervisor.accept(socket('taken'));
+  t.same(closed, ['taken'], 'an acknowledged one: only the supervisor copy is closed');
+  // Past the worker's open-file limit, Node drops a handle it cannot receive: no acknowledgement comes,
+  // yet the worker answers the heartbeats sent after it.
+  worker(0).send = function (message, handle) {
+    this.sent.push(message);
+    if (message.type === 'syncd:heartbeat') this.say({ type: 'syncd:heartbeat', seq: message.seq });
+    void handle;
+  };
+  supervisor.accept(socket('lost'));
+  await sleep(200);
+  t.same(closed, ['taken', 'lost']);
+  t.match(
+    log.find((line) => line.level === 40),
+    { msg: /1 connections handed to worker \d+ never reached it/ },
+  );
+});
+
+t.test('while no worker serves connections are held, the oldest closed past the limit', async (t) => {
+  const { supervisor, worker } = setup(t, { maxConnections: 2 });
+  const closed: number[] = [];
+  const sockets = [0, 1, 2].map((n) => ({ destroy: () => closed.push(n) }) as unknown as Socket);
+  for (const socket of sockets) supervisor.accept(socket);
+  t.same(closed, [0], 'the oldest makes room');
+  supervisor.start();
+  worker(0).ready();
+  t.same(worker(0).handles.filter(Boolean), [sockets[1], sockets[2]], 'the others go to the first worker');
+});
+
+t.test(
+  'a stop signal delivered twice at once is one stop; asked again later, it ends everything',
+  async (t) => {
+    const graceful = setup(t);
+    graceful.supervisor.start();
+    graceful.worker(0).ready();
+    graceful.worker(0).drainsAtOnce = false;
+    graceful.supervisor.signal('SIGINT', 1000);
+    graceful.supervisor.signal('SIGINT', 1000 + 5);
+    t.equal(graceful.supervisor.state, 'stopping');
+    t.same(graceful.worker(0).signals, [], 'the worker drains, unhurried');
+    graceful.worker(0).exit({ code: 0 });
+    t.equal(await graceful.supervisor.done, 0);
+
+    const forced = setup(t);
+    forced.supervisor.start();
+    forced.worker(0).ready();
+    forced.worker(0).drainsAtOnce = false;
+    forced.supervisor.signal('SIGTERM', 1000);
+    forced.supervisor.signal('SIGTERM', 1000 + SAME_DELIVERY_MS + 1);
+    t.equal(await forced.supervisor.done, 1);
+    t.same(forced.worker(0).signals, ['SIGKILL']);
+  },
+);
+
+t.test('SIGHUP restarts; before the first worker is ready it joins the start', async (t) => {
+  const { supervisor, worker } = setup(t);
+  supervisor.start();
+  supervisor.signal('SIGHUP');
+  t.equal(supervisor.stats.restarts, 0);
+  worker(0).ready();
+  supervisor.signal('SIGHUP');
+  t.equal(supervisor.stats.restarts, 1);
+  t.ok(worker(1));
 });

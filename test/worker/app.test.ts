@@ -4,7 +4,8 @@ import { createLogger } from '../../shared/logger.ts';
 import type { Action } from '../../shared/protocol.ts';
 import { BODY_LIMIT, buildApp } from '../../worker/app.ts';
 import { AuthFailures } from '../../worker/auth-failures.ts';
-import { RecentErrors } from '../../worker/recent-errors.ts';
+import { RecentErrors } from '../../shared/recent-errors.ts';
+import { localErrors } from '../../worker/system-routes.ts';
 
 const apiKey = 'an-api-key-for-tests-0123456789';
 
@@ -29,7 +30,7 @@ async function setup(
   const app = buildApp({
     apiKey,
     logger,
-    errors,
+    errors: localErrors(errors),
     status: {
       startTime: new Date(Date.now() - 5000),
       address: '127.0.0.1:8384',
@@ -38,7 +39,7 @@ async function setup(
     onAction: (action) => actions.push(action),
     isDraining: () => options.draining ?? false,
     // Tests that send many wrong keys on purpose must not be slowed by the limiter; one test is about it.
-    authFailures: options.authFailures ?? new AuthFailures({ limit: 1_000_000 }),
+    authFailures: options.authFailures ?? new AuthFailures({ limit: 1_000_000, globalLimit: 1_000_000 }),
     allowedHosts: options.allowedHosts ?? null,
   });
   await app.ready();
@@ -272,7 +273,7 @@ t.test('a route that fails answers 500 without details and logs the cause', asyn
   const broken = buildApp({
     apiKey,
     logger,
-    errors: new RecentErrors(),
+    errors: localErrors(),
     status: {
       startTime: new Date(),
       address: 'x',

@@ -1,7 +1,7 @@
 import { connect, type Socket } from 'node:net';
 import t from 'tap';
 import { startPingers } from '../../scripts/pingers.ts';
-import { startService } from '../helpers/service.ts';
+import { call, startService } from '../helpers/service.ts';
 
 function openSocket(address: string): Promise<Socket> {
   const at = address.lastIndexOf(':');
@@ -59,24 +59,76 @@ t.test('300 slowloris connections do not stop pings, and are closed when their t
 });
 
 t.test(
-  'connections over --max-connections are closed at once, and pings come back once they go',
+  'idle keyless connections reopened as fast as they close lock out neither the key holder nor health checks',
   async (t) => {
-    const service = await startService(t, { env: { SYNCD_MAX_CONNECTIONS: '20' } });
-    const held: Socket[] = [];
-    for (let i = 0; i < 20; i++) held.push(await openSocket(service.address));
-    t.teardown(() => held.forEach((socket) => socket.destroy()));
-    await new Promise((resolve) => setTimeout(resolve, 200));
-
-    const extra = await openSocket(service.address);
-    extra.on('error', () => {});
-    const closed = await new Promise<boolean>((resolve) => {
-      extra.once('close', () => resolve(true));
-      setTimeout(() => resolve(false), 2000);
+    const limit = 50;
+    const service = await startService(t, { env: { SYNCD_MAX_CONNECTIONS: String(limit) } });
+    // A keep-alive client of the key holder, proven before the flood: never evicted.
+    const kept = startPingers({
+      url: service.url,
+      apiKey: service.apiKey,
+      clients: 1,
+      intervalMs: 20,
+      keepAlive: true,
     });
-    t.ok(closed, 'the connection over the limit was closed');
-
-    held.forEach((socket) => socket.destroy());
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    let flooding = true;
+    const open = new Set<Socket>();
+    const flood = async () => {
+      while (flooding) {
+        const socket = await openSocket(service.address).catch(() => undefined);
+        if (!socket) continue;
+        open.add(socket);
+        socket.on('error', () => {});
+        await new Promise((resolve) => socket.once('close', resolve));
+        open.delete(socket);
+      }
+    };
+    const flooders = Array.from({ length: limit + 10 }, flood);
+    t.teardown(() => {
+      flooding = false;
+      for (const socket of open) socket.destroy();
+    });
     await new Promise((resolve) => setTimeout(resolve, 300));
-    t.same(await service.client.ping(), { ping: 'pong' }, 'served again');
+
+    const outcomes: string[] = [];
+    for (let i = 0; i < 30; i++) {
+      const path = i % 3 === 0 ? '/rest/noauth/health' : '/rest/system/ping';
+      outcomes.push(
+        await call(service, 'GET', path, { timeoutMs: 5000 }).then(
+          (reply) => String(reply.status),
+          (error: NodeJS.ErrnoException) => error.code ?? error.message,
+        ),
+      );
+    }
+    flooding = false;
+    for (const socket of open) socket.destroy();
+    await Promise.all(flooders);
+    const keptReport = await kept.stop();
+    t.same(outcomes, Array(30).fill('200'), 'every ping and health check of a new connection answered');
+    t.same(keptReport.failures, [], 'the keep-alive key holder never lost its connection');
+    service.process.kill('SIGTERM');
+    await service.exited;
+    t.ok(
+      service.logs.some((line) =>
+        /^closed \d+ connections that had sent no request with the API key/.test(line.msg),
+      ),
+      'the evictions are reported, at the latest when the worker stops',
+    );
+  },
+);
+
+t.test(
+  'with TLS a connection that never starts its handshake is closed after the headers timeout',
+  async (t) => {
+    const service = await startService(t, { tls: true, env: { SYNCD_HEADERS_TIMEOUT: '1s' } });
+    const socket = await openSocket(service.address);
+    socket.on('error', () => {});
+    const started = Date.now();
+    const closed = await new Promise<boolean>((resolve) => {
+      socket.once('close', () => resolve(true));
+      setTimeout(() => resolve(false), 10_000);
+    });
+    t.ok(closed, `closed after ${Date.now() - started} ms`);
   },
 );

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { MAX_RECENT_ERRORS, RecentErrors } from '../../worker/recent-errors.ts';
+import { MAX_RECENT_ERRORS, RecentErrors } from '../../shared/recent-errors.ts';
 
 const error = (n: number) => ({ when: new Date(n).toISOString(), message: `error ${n}`, level: 50 });
 

@@ -111,11 +111,13 @@ t.test('a worker that throws is replaced after a backoff that grows', async (t) 
   const delays = service.logs.filter((line) => typeof line.delayMs === 'number').map((line) => line.delayMs);
   t.same(delays, [100, 200, 400]);
   const { errors } = (await call(service, 'GET', '/rest/system/error')).body;
-  t.equal(errors.length, 1);
-  t.match(
-    errors[0].message,
-    /exited with code 1; its last stderr line: worker crashed: uncaught Error: crash asked for by a test/,
-  );
+  t.equal(errors.length, 3, 'every crash report is kept');
+  for (const error of errors) {
+    t.match(
+      error.message,
+      /exited with code 1; its last stderr line: worker crashed: uncaught Error: crash asked for by a test/,
+    );
+  }
   t.equal((await call(service, 'GET', '/rest/system/status')).body.supervisor.crashes, 3);
 });
 
@@ -142,7 +144,12 @@ t.test('a hung worker is killed and replaced, and counts as a crash', async (t) 
   const status = (await call(service, 'GET', '/rest/system/status')).body;
   t.equal(status.supervisor.crashes, 1);
   const { errors } = (await call(service, 'GET', '/rest/system/error')).body;
-  t.match(errors[0]?.message, /killed by SIGKILL because it answered no heartbeat/);
+  t.ok(
+    errors.some((error: { message: string }) =>
+      /killed by SIGKILL because it answered no heartbeat/.test(error.message),
+    ),
+    'the crash report says why',
+  );
 });
 
 t.test('too many crashes: the supervisor gives up with code 3 and one line saying why', async (t) => {
@@ -181,6 +188,8 @@ t.test('a second SIGTERM while draining ends everything at once', async (t) => {
   await new Promise((resolve) => setTimeout(resolve, 200));
   service.process.kill('SIGTERM');
   await service.waitForLog((line) => line.msg === 'worker draining');
+  // Within half a second it would be the same stop delivered twice (a process group, npm forwarding).
+  await new Promise((resolve) => setTimeout(resolve, 600));
   const secondAt = Date.now();
   service.process.kill('SIGTERM');
   const { exitCode } = await service.exited;
