@@ -24,4 +24,4 @@ VOLUME /var/lib/syncd
 EXPOSE 8384
 STOPSIGNAL SIGTERM
 HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 CMD ["node", "dist/scripts/healthcheck.js"]
-CMD ["npm", "start"]
+CMD ["npm", "start", "--silent"]

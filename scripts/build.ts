@@ -1,12 +1,14 @@
-// Bundles each entry (the command, the processes, the exports) under dist/: a bundle starts three times faster than the
-// TypeScript sources through tsx (measured: about 250 ms against 800 ms from launch to first pong).
+// Bundles each entry (the command with the supervisor, the worker, the exports) under dist/: a bundle starts three
+// times faster than the TypeScript sources through tsx (measured: about 250 ms against 800 ms from launch to first
+// pong). A service may run from this very dist/ while it is rebuilt (npm ci in its checkout): no file is ever missing.
 import { execFile } from 'node:child_process';
-import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { replaceBuild } from './build/replace-build.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -21,8 +23,8 @@ const entries = {
   'scripts/bench/direct-app': 'scripts/bench/direct-app.ts',
 };
 
-await rm(`${root}/dist`, { recursive: true, force: true });
-await build({
+const { outputFiles } = await build({
+  write: false,
   absWorkingDir: root,
   entryPoints: entries,
   outdir: 'dist',
@@ -42,6 +44,8 @@ await build({
   },
   logLevel: 'warning',
 });
+
+await replaceBuild(join(root, 'dist'), outputFiles, { keep: ['types/'] });
 
 // Type declarations of the exported modules, for TypeScript users. TypeScript is a development
 // dependency: an install without it (npm ci --omit=dev) gets the bundles without the declarations.

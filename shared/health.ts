@@ -1,5 +1,5 @@
 import { SyncdClient } from './client.ts';
-import { resolveTarget } from './target.ts';
+import { notRecorded, resolveTarget } from './target.ts';
 
 export const HEALTH_TIMEOUT_MS = 2000;
 
@@ -25,7 +25,7 @@ export async function checkHealth(
       };
     } catch (error) {
       const hint = target.apiKey === undefined ? ' (no API key found: set SYNCD_API_KEY or SYNCD_HOME)' : '';
-      return { healthy: false, message: `${(error as Error).message}${hint}` };
+      return { healthy: false, message: `${(error as Error).message}${notRecorded(target)}${hint}` };
     }
   } catch (error) {
     return { healthy: false, message: (error as Error).message };

@@ -50,24 +50,18 @@ export function createLogger(
 }
 
 /**
- * Logs, at most every `everyMs`, how many lines the output dropped since the last report. The line may
- * itself be dropped while the reader is still stuck; it is then logged once the reader takes lines again.
+ * Logs how many lines the output dropped, as soon as lines get through again after a stuck reader: a
+ * warning, so also a recent error, in one slot. Returns a function that stops it.
  */
-export function reportDroppedLines(logger: Logger, output: LossyOutput, everyMs = 10_000): () => void {
-  let reported = 0;
-  const timer = setInterval(() => {
-    const dropped = output.dropped;
-    if (dropped === reported) return;
-    const before = output.dropped;
+export function reportDroppedLines(logger: Logger, output: LossyOutput): () => void {
+  output.onRecovered = (dropped) =>
     logger.warn(
-      { droppedLogLines: dropped - reported },
-      `dropped ${dropped - reported} log lines: standard output did not keep up (its reader is stuck or slow)`,
+      { droppedLogLines: dropped, slot: 'log-output' },
+      `dropped ${dropped} log lines: standard output did not keep up (its reader was stuck or slow)`,
     );
-    // Counted as reported only once this line got through.
-    if (output.dropped === before) reported = dropped;
-  }, everyMs);
-  timer.unref();
-  return () => clearInterval(timer);
+  return () => {
+    output.onRecovered = undefined;
+  };
 }
 
 function warningSink(onWarning: WarningSink): pino.DestinationStream {

@@ -16,7 +16,10 @@ export class LossyOutput {
   #queued = 0;
   #writing = false;
   #dropped = 0;
+  #unreported = 0;
   #idle: Array<() => void> = [];
+  /** Hears how many lines were dropped, once lines get through again after some were. */
+  onRecovered: ((dropped: number) => void) | undefined;
 
   constructor(fd: number, maxQueued = MAX_QUEUED_BYTES) {
     this.#fd = fd;
@@ -31,7 +34,7 @@ export class LossyOutput {
   write(chunk: string | Buffer): boolean {
     const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
     if (this.#queued + buffer.length > this.#maxQueued) {
-      this.#dropped += countLines(buffer);
+      this.#drop(buffer);
       return false;
     }
     this.#queue.push(buffer);
@@ -55,6 +58,12 @@ export class LossyOutput {
     });
   }
 
+  #drop(buffer: Buffer): void {
+    const lines = countLines(buffer);
+    this.#dropped += lines;
+    this.#unreported += lines;
+  }
+
   #pump(): void {
     this.#writing = true;
     const buffer = this.#queue.length === 1 ? (this.#queue[0] as Buffer) : Buffer.concat(this.#queue);
@@ -67,12 +76,17 @@ export class LossyOutput {
       }
       if (error) {
         // The reader is gone for good (EPIPE, EIO after a terminal hung up): nothing queued can be written.
-        for (const lost of this.#queue.splice(0)) this.#dropped += countLines(lost);
+        for (const lost of this.#queue.splice(0)) this.#drop(lost);
         this.#queued = 0;
       } else {
         this.#queue[0] = buffer.subarray(written);
         this.#queued -= written;
         if (this.#queued === 0) this.#queue.length = 0;
+        if (this.#unreported > 0) {
+          const dropped = this.#unreported;
+          this.#unreported = 0;
+          this.onRecovered?.(dropped);
+        }
       }
       if (this.#queued > 0) {
         this.#pump();

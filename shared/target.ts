@@ -13,6 +13,17 @@ export interface Target {
   apiKey: string | undefined;
   /** A certificate to trust besides the system's, for a self-signed one (PEM). */
   ca: string | undefined;
+  /** Why this address: given (flag or environment), read from the home, or the default for want of both. */
+  addressFrom: 'given' | 'home' | 'default';
+  /** The home that was read. */
+  home: string;
+}
+
+/** What to add to a failure to reach the default address: nothing told where the service is. */
+export function notRecorded(target: Target): string {
+  return target.addressFrom === 'default'
+    ? ` (no service is recorded in the home ${target.home}: it has no address file; give --address, or --home of the service)`
+    : '';
 }
 
 /**
@@ -29,10 +40,12 @@ export async function resolveTarget(
   const home = resolveHome(given.home, env);
   let https = given.tls === true || /^(1|true|yes|on)$/i.test(env[settingSpecs.tls.env] ?? '');
   let address = given.address || env[settingSpecs.address.env] || undefined;
+  let addressFrom: Target['addressFrom'] = 'given';
   if (!address) {
     const url = await readUrlFile(home);
-    address =
-      url?.replace(/^https?:\/\//, '') ?? (await readAddressFile(home)) ?? settingSpecs.address.default;
+    const recorded = url?.replace(/^https?:\/\//, '') ?? (await readAddressFile(home));
+    addressFrom = recorded === undefined ? 'default' : 'home';
+    address = recorded ?? settingSpecs.address.default;
     https ||= url?.startsWith('https://') ?? false;
   }
   let apiKey = given.apiKey ?? (env[settingSpecs.apiKey.env] || undefined);
@@ -40,7 +53,7 @@ export async function resolveTarget(
   const certPath = env[settingSpecs.tlsCert.env] || join(home, TLS_CERT_FILE);
   const ca = https ? await readFile(certPath, 'utf8').catch(() => undefined) : undefined;
   const reached = reachable(address);
-  return { address: reached, url: `${https ? 'https' : 'http'}://${reached}`, apiKey, ca };
+  return { address: reached, url: `${https ? 'https' : 'http'}://${reached}`, apiKey, ca, addressFrom, home };
 }
 
 function reachable(address: string): string {

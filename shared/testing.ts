@@ -6,9 +6,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa, type ResultPromise } from 'execa';
-import getPort from 'get-port';
 import { SyncdClient } from './client.ts';
-import { newApiKey } from './home.ts';
+import { CONFIG_FILE, newApiKey, readConfig } from './home.ts';
+import { settingSpecs } from './settings.ts';
 import { TLS_CERT_FILE } from './tls.ts';
 
 // Both this file's folder (shared/ from source, dist/ once built) sit right under the package root.
@@ -25,13 +25,13 @@ export interface LogLine {
 }
 
 export interface StartOptions {
-  /** Extra flags for `syncd serve`. */
+  /** Extra flags for `syncd serve`; they win over the harness's own settings, as flags do. */
   args?: string[];
   /** Extra environment; SYNCD_* values here override the harness's own. */
   env?: Record<string, string>;
   /** Use this home instead of a fresh temporary one; it is then left in place. */
   home?: string;
-  /** The key to serve with; default: a fresh random one. */
+  /** The key to serve with; default: a fresh random one (unless `args` or `env` give one). */
   apiKey?: string;
   /** Wait for the `ready` log line before resolving (default true). */
   waitReady?: boolean;
@@ -43,12 +43,17 @@ export interface StartOptions {
   cwd?: string;
   /** Serve HTTPS with a self-signed pair generated into the home; `client` trusts it. */
   tls?: boolean;
+  /**
+   * Start it in a process group of its own, as a terminal or systemd does, so that a test can signal
+   * the whole group: `process.kill(-service.process.pid, 'SIGINT')`.
+   */
+  detached?: boolean;
 }
 
 export interface Service {
-  /** http://HOST:PORT */
+  /** http://HOST:PORT (https with TLS), where the service listens: the address it actually bound. */
   url: string;
-  /** HOST:PORT */
+  /** HOST:PORT it actually bound (a port of 0 asked for is the port it got). */
   address: string;
   apiKey: string;
   /** A client of this service, with its key (and, with `tls`, trusting its certificate). */
@@ -64,8 +69,8 @@ export interface Service {
   workerPids: number[];
   /** The process started: the supervisor, or npm with `viaNpm`. */
   process: ResultPromise<{ reject: false; buffer: false; stdin: 'pipe' }>;
-  /** Settles when that process has exited and its output has ended. */
-  exited: Promise<{ exitCode: number | undefined; signal: string | undefined }>;
+  /** Settles when that process has exited and its output has ended; awaiting it keeps the test alive. */
+  readonly exited: Promise<{ exitCode: number | undefined; signal: string | undefined }>;
   /** The first log line for which `match` holds, waiting for it if need be. */
   waitForLog(match: (line: LogLine) => boolean, timeoutMs?: number): Promise<LogLine>;
   /** Ends every process it started, for sure, and removes the temporary home. */
@@ -73,33 +78,41 @@ export interface Service {
 }
 
 /**
- * Starts the real service. Call `stop()` when done (in tap: `t.teardown(service.stop)`); if the test
- * runner exits first, an exit hook ends the processes and removes the home, and if it is killed the
- * supervisor sees its standard input close and shuts down.
+ * Starts the real service. Call `stop()` when done (in tap: `t.teardown(service.stop)`). The service
+ * never keeps the test process alive by itself: if a test forgets `stop()`, the process still ends
+ * once its own work is done, and an exit hook then ends the service and removes the home; if the test
+ * process is killed, the supervisor sees its standard input close and shuts down.
  */
 export async function startService(options: StartOptions = {}): Promise<Service> {
   const home = options.home ?? (await mkdtemp(join(tmpdir(), 'syncd-test-')));
-  const address = options.env?.SYNCD_ADDRESS ?? `127.0.0.1:${await getPort({ host: '127.0.0.1' })}`;
-  const apiKey = options.apiKey ?? newApiKey();
-  const [command, args] = options.viaNpm
-    ? ['npm', ['start', '--silent', '--', ...(options.args ?? [])]]
-    : [process.execPath, [syncdBin, 'serve', ...(options.args ?? [])]];
-  const child = execa(command, args, {
+  const env: Record<string, string> = {
+    SYNCD_HOME: home,
+    // Port 0: the service picks a free port and says which; no race with other tests for one.
+    SYNCD_ADDRESS: '127.0.0.1:0',
+    SYNCD_API_KEY: options.apiKey ?? newApiKey(),
+    SYNCD_LOG_LEVEL: 'info',
+    SYNCD_STOP_WITH_STDIN: '1',
+    ...(options.tls ? { SYNCD_TLS: '1' } : {}),
+    ...options.env,
+  };
+  const args = options.args ?? [];
+  const [command, commandArgs] = options.viaNpm
+    ? ['npm', ['start', '--silent', '--', ...args]]
+    : [process.execPath, [syncdBin, 'serve', ...args]];
+  const child = execa(command, commandArgs, {
     cwd: options.cwd ?? root,
-    env: {
-      SYNCD_HOME: home,
-      SYNCD_ADDRESS: address,
-      SYNCD_API_KEY: apiKey,
-      SYNCD_LOG_LEVEL: 'info',
-      SYNCD_STOP_WITH_STDIN: '1',
-      ...(options.tls ? { SYNCD_TLS: '1' } : {}),
-      ...options.env,
-    },
+    env,
     stdin: 'pipe',
     buffer: false,
     reject: false,
     cleanup: true,
+    detached: options.detached ?? false,
   });
+  // Nothing of the service's holds the test process open: only what a test awaits does (below).
+  child.unref();
+  for (const stream of [child.stdin, child.stdout, child.stderr])
+    (stream as { unref?: () => void } | null)?.unref?.();
+  const alive = keepAlive();
 
   const logs: LogLine[] = [];
   const workerPids: number[] = [];
@@ -123,27 +136,31 @@ export async function startService(options: StartOptions = {}): Promise<Service>
   const waitForLog = (match: (line: LogLine) => boolean, timeoutMs = 15_000) => {
     const seen = logs.find(match);
     if (seen) return Promise.resolve(seen);
-    return new Promise<LogLine>((resolve, reject) => {
-      const settle = () => {
-        clearTimeout(timer);
-        waiters.delete(waiter);
-      };
-      const waiter = {
-        match,
-        found: (line: LogLine) => {
+    return alive.during(
+      new Promise<LogLine>((resolve, reject) => {
+        const settle = () => {
+          clearTimeout(timer);
+          waiters.delete(waiter);
+        };
+        const waiter = {
+          match,
+          found: (line: LogLine) => {
+            settle();
+            resolve(line);
+          },
+        };
+        const fail = (why: string) => {
           settle();
-          resolve(line);
-        },
-      };
-      const fail = (why: string) => {
-        settle();
-        reject(new Error(`${why}; the log so far:\n${logs.map((line) => JSON.stringify(line)).join('\n')}`));
-      };
-      const timer = setTimeout(() => fail(`no matching log line within ${timeoutMs}ms`), timeoutMs);
-      waiters.add(waiter);
-      // The result settles only after stdout has ended, so every line has been seen by then.
-      void exited.then(() => waiters.has(waiter) && fail('the service exited before the line came'));
-    });
+          reject(
+            new Error(`${why}; the log so far:\n${logs.map((line) => JSON.stringify(line)).join('\n')}`),
+          );
+        };
+        const timer = setTimeout(() => fail(`no matching log line within ${timeoutMs}ms`), timeoutMs);
+        waiters.add(waiter);
+        // The result settles only after stdout has ended, so every line has been seen by then.
+        void exited.then(() => waiters.has(waiter) && fail('the service exited before the line came'));
+      }),
+    );
   };
 
   const supervisorPid = () => logs.find((line) => line.role === 'supervisor')?.pid;
@@ -157,18 +174,24 @@ export async function startService(options: StartOptions = {}): Promise<Service>
   running.add(cleanup);
   let stopped: Promise<void> | undefined;
   const stop = () =>
-    (stopped ??= (async () => {
-      running.delete(cleanup);
-      for (const pid of pids()) killQuietly(pid);
-      await exited;
-      if (!options.home) await rm(home, { recursive: true, force: true });
-    })());
+    (stopped ??= alive.during(
+      (async () => {
+        running.delete(cleanup);
+        for (const pid of pids()) killQuietly(pid);
+        await exited;
+        if (!options.home) await rm(home, { recursive: true, force: true });
+      })(),
+    ));
 
-  const url = `${options.tls ? 'https' : 'http'}://${address}`;
+  // Where it listens: known now when a port was given, else said by its first line once it is bound.
+  const wanted = given(settingSpecs.address, args, env) as string;
+  let address = wanted;
+  let url = `${options.tls || given(settingSpecs.tls, args, env) === '1' ? 'https' : 'http'}://${address}`;
+  const apiKey = given(settingSpecs.apiKey, args, env);
   const service: Service = {
     url,
     address,
-    apiKey,
+    apiKey: apiKey ?? '',
     client: new SyncdClient({ address: url, apiKey }),
     home,
     get supervisorPid() {
@@ -178,24 +201,68 @@ export async function startService(options: StartOptions = {}): Promise<Service>
     logs,
     workerPids,
     process: child,
-    exited,
+    get exited() {
+      return alive.during(exited);
+    },
     waitForLog,
     stop,
   };
-  if (options.waitReady !== false) {
-    try {
-      await waitForLog((line) => line.msg === 'ready', options.readyTimeoutMs);
-    } catch (error) {
-      await stop();
-      throw error;
+  try {
+    if (wanted.endsWith(':0') || options.waitReady !== false) {
+      const started = await waitForLog((line) => line.msg === 'supervisor started', options.readyTimeoutMs);
+      address = String(started.address);
+      url = String(started.url);
     }
+    if (options.waitReady !== false) await waitForLog((line) => line.msg === 'ready', options.readyTimeoutMs);
+  } catch (error) {
+    await stop();
+    throw error;
   }
-  // The self-signed certificate exists once the service has started: trust it from then on.
-  if (options.tls) {
-    const ca = await readFile(join(home, TLS_CERT_FILE), 'utf8').catch(() => undefined);
-    service.client = new SyncdClient({ address: url, apiKey, ca });
-  }
+  // A generated key is in the home once the service has started, the self-signed certificate too.
+  const key = apiKey ?? (await readConfig(join(home, CONFIG_FILE)).catch(() => undefined))?.apiKey ?? '';
+  const ca = url.startsWith('https:')
+    ? await readFile(join(home, TLS_CERT_FILE), 'utf8').catch(() => undefined)
+    : undefined;
+  Object.assign(service, {
+    address,
+    url,
+    apiKey: key,
+    client: new SyncdClient({ address: url, apiKey: key, ca }),
+  });
   return service;
+}
+
+/** A setting as the service reads it: its flag in `args`, else its variable in `env`; empty is unset. */
+function given(
+  spec: { flag: string; env: string },
+  args: string[],
+  env: Record<string, string>,
+): string | undefined {
+  for (let at = args.length - 1; at >= 0; at--) {
+    const arg = args[at] as string;
+    if (arg === `--${spec.flag}`) return args[at + 1];
+    if (arg.startsWith(`--${spec.flag}=`)) return arg.slice(spec.flag.length + 3);
+  }
+  return env[spec.env] || undefined;
+}
+
+/**
+ * Keeps the test process alive while a promise of the harness is pending (a log line awaited, an exit,
+ * a stop), and only then: the service's own handles are unreferenced.
+ */
+function keepAlive() {
+  let holders = 0;
+  let timer: NodeJS.Timeout | undefined;
+  return {
+    during<T>(promise: Promise<T>): Promise<T> {
+      if (holders++ === 0) timer = setInterval(() => {}, 1 << 30);
+      const release = () => {
+        if (--holders === 0) clearInterval(timer);
+      };
+      promise.then(release, release);
+      return promise;
+    },
+  };
 }
 
 // What is still running when the test runner's process exits: ended synchronously in its exit hook.

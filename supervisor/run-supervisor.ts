@@ -2,6 +2,7 @@ import { formatAddress } from '../shared/address.ts';
 import { allowedHostsFor } from '../shared/hosts.ts';
 import { prepareHome, removeAddressFiles, resolveApiKey, writeAddressFiles } from '../shared/home.ts';
 import { LossyOutput } from '../shared/lossy-output.ts';
+import type { DestinationStream } from 'pino';
 import { createLogger, type Logger, reportDroppedLines, standardOutput } from '../shared/logger.ts';
 import { RecentErrors } from '../shared/recent-errors.ts';
 import { readSettings, SettingError, type Settings, usage } from '../shared/settings.ts';
@@ -19,6 +20,8 @@ export interface SupervisorIo {
   stdin: Pick<NodeJS.ReadStream, 'once' | 'resume' | 'pause'>;
   /** Text for a person at a terminal; undefined when stderr is not one. */
   tell: ((text: string) => void) | undefined;
+  /** Where the JSON log lines go: standard output. */
+  log: DestinationStream;
 }
 
 function processIo(signals: SignalQueue): SupervisorIo {
@@ -26,6 +29,7 @@ function processIo(signals: SignalQueue): SupervisorIo {
     signals,
     stdin: process.stdin,
     tell: process.stderr.isTTY ? (text) => process.stderr.write(text) : undefined,
+    log: standardOutput(),
   };
 }
 
@@ -64,11 +68,11 @@ export async function runSupervisor(
   const errors = new RecentErrors();
   let record = errors.add.bind(errors);
   const onWarning: typeof record = (error, slot) => record(error, slot);
-  let logger = createLogger('supervisor', 'info', onWarning);
+  let logger = createLogger('supervisor', 'info', onWarning, io.log);
   let startup: Startup;
   try {
     const settings = readSettings(argv, env);
-    logger = createLogger('supervisor', settings.logLevel, onWarning);
+    logger = createLogger('supervisor', settings.logLevel, onWarning, io.log);
     startup = await start(settings, logger);
   } catch (error) {
     if (!(error instanceof SettingError)) throw error;

@@ -38,7 +38,9 @@ export class WorkerProcess implements WorkerHandle {
       reject: false,
       // The supervisor ends its workers itself, in order; a worker also exits when its channel closes.
       cleanup: false,
-      env: options.env ?? {},
+      // execa's node option extends PATH and fails on an environment without one (some service managers
+      // start processes so); the worker needs none, so an empty one does.
+      env: { PATH: process.env.PATH ?? '', ...options.env },
     });
     this.pid = this.#child.pid ?? -1;
 

@@ -20,7 +20,7 @@ t.test(
     t.match(runtimeStage, /SYNCD_ADDRESS=0\.0\.0\.0:8384/);
     t.match(runtimeStage, /^STOPSIGNAL SIGTERM$/m);
     t.match(runtimeStage, /^HEALTHCHECK .*CMD \["node", "dist\/scripts\/healthcheck\.js"\]$/m);
-    t.match(runtimeStage, /^CMD \["npm", "start"\]$/m);
+    t.match(runtimeStage, /^CMD \["npm", "start", "--silent"\]$/m, 'npm start without its banner');
     t.notMatch(runtimeStage, /npm (ci|install)/, 'no install: the bundles hold the production dependencies');
   },
 );
@@ -47,5 +47,32 @@ t.test(
     t.equal(check.exitCode, 0, `${check.stdout}${check.stderr}`);
     service.process.kill('SIGTERM');
     t.equal((await service.exited).exitCode, 0);
+
+    // What the image writes to its log: JSON lines only, as log collectors expect.
+    const [, ...command] = /^CMD (.*)$/m.exec(runtimeStage)?.[1]
+      ? JSON.parse(/^CMD (.*)$/m.exec(runtimeStage)?.[1] as string)
+      : [];
+    const run = execa('npm', command, {
+      cwd: app,
+      env: { ...env, SYNCD_API_KEY: 'a-key-for-the-image-log' },
+      reject: false,
+      buffer: false,
+    });
+    t.teardown(() => run.kill('SIGKILL'));
+    let output = '';
+    let stopped = false;
+    run.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      if (!stopped && output.includes('"msg":"ready"')) stopped = run.kill('SIGTERM');
+    });
+    const result = await run;
+    t.equal(result.exitCode, 0, `exit ${result.exitCode} ${result.signal}:\n${output}`);
+    const lines = output.split('\n').filter((line) => line.trim() !== '');
+    t.ok(lines.length >= 3, `${lines.length} lines`);
+    t.same(
+      lines.filter((line) => !line.startsWith('{')),
+      [],
+      'no banner or other text among the JSON lines',
+    );
   },
 );

@@ -117,7 +117,6 @@ export function buildApp(options: AppOptions) {
     reply.header('cache-control', 'no-cache, no-store');
     // Bodies are kept raw whatever they claim to be, so a malformed type must not turn into a 415.
     if (request.headers['content-type'] !== undefined) request.headers['content-type'] = RAW_BODY_TYPE;
-    if (options.isDraining()) connections.closeAfterAnswering(request);
     const rawHeaders = request.raw.rawHeaders;
     if (rawHeaders.length > 2 * MAX_HEADER_COUNT || headerBytes(rawHeaders) > MAX_HEADER_BYTES) {
       done(headersTooLarge(rawHeaders.length / 2));
@@ -157,7 +156,7 @@ export function buildApp(options: AppOptions) {
   });
 
   app.addHook('onSend', (request, reply, payload, done) => {
-    connections.beforeAnswer(request, reply);
+    connections.beforeAnswer(request, reply, options.isDraining());
     if (Buffer.isBuffer(payload) && payload.length > LARGE_RESPONSE_BYTES) cutIfUnread(reply);
     done();
   });
@@ -186,29 +185,42 @@ export function buildApp(options: AppOptions) {
 /**
  * Which connections must close, and when. A response with `Connection: close` ends its connection, and
  * Node drops the requests the client had already pipelined behind it, unanswered. So a connection that
- * should close (the worker drains, a restart was asked for on it) closes after the last request read
- * on it is answered, and reads nothing more from then on.
+ * should close (the worker drains, a restart was asked for on it) closes with the answer to the last
+ * request read on it, and reads nothing more from then on.
  */
 class ConnectionRequests {
-  readonly #pending = new WeakMap<Socket, number>();
+  /** Requests read on each connection whose answer has not begun. */
+  readonly #unanswered = new WeakMap<Socket, number>();
   readonly #closing = new WeakSet<Socket>();
+  readonly #answering = new WeakSet<FastifyRequest>();
 
   started(request: FastifyRequest, reply: FastifyReply): void {
     const socket = request.raw.socket;
-    this.#pending.set(socket, (this.#pending.get(socket) ?? 0) + 1);
-    reply.raw.once('close', () => this.#pending.set(socket, (this.#pending.get(socket) ?? 1) - 1));
+    this.#unanswered.set(socket, (this.#unanswered.get(socket) ?? 0) + 1);
+    // A response written without Fastify's hooks (streamed ones) is counted when it ends.
+    reply.raw.once('close', () => this.#answered(request));
   }
 
   closeAfterAnswering(request: FastifyRequest): void {
     this.#closing.add(request.raw.socket);
   }
 
-  beforeAnswer(request: FastifyRequest, reply: FastifyReply): void {
+  /** Called as a response begins: the last one known on a closing connection closes it. */
+  beforeAnswer(request: FastifyRequest, reply: FastifyReply, draining: boolean): void {
+    this.#answered(request);
     const socket = request.raw.socket;
-    if (!this.#closing.has(socket) || (this.#pending.get(socket) ?? 1) > 1) return;
+    if (draining) this.#closing.add(socket);
+    if (!this.#closing.has(socket) || (this.#unanswered.get(socket) ?? 0) > 0) return;
     reply.header('connection', 'close');
     // inject()'s stand-in socket cannot pause.
     if (typeof socket.pause === 'function') socket.pause();
+  }
+
+  #answered(request: FastifyRequest): void {
+    if (this.#answering.has(request)) return;
+    this.#answering.add(request);
+    const socket = request.raw.socket;
+    this.#unanswered.set(socket, (this.#unanswered.get(socket) ?? 1) - 1);
   }
 }
 

@@ -5,7 +5,8 @@ export const TEST_ROUTES_ENV = 'SYNCD_TEST_ROUTES';
 
 /**
  * Routes that misbehave on purpose, so that process-level tests can prove what the supervisor does
- * with a slow request, a crash, a blocked event loop or an exhausted heap. Registered under /rest/test.
+ * with a slow request, a flood of log lines, a crash, a blocked event loop or an exhausted heap.
+ * Registered under /rest/test.
  */
 export async function testRoutes(app: FastifyInstance): Promise<void> {
   // Answers after `ms` milliseconds; with `chunks`, streams that many parts spread over the time.
@@ -23,6 +24,14 @@ export async function testRoutes(app: FastifyInstance): Promise<void> {
     }
     reply.raw.end(`done after ${ms}ms\n`);
     return reply;
+  });
+  // Logs `lines` info lines of `bytes` bytes each: fills a log reader's pipe.
+  app.post('/log', async (request) => {
+    const query = request.query as { lines?: string; bytes?: string };
+    const lines = Math.max(1, Math.min(Number(query.lines ?? 1), 100_000));
+    const text = 'x'.repeat(Math.max(1, Math.min(Number(query.bytes ?? 100), 100_000)));
+    for (let i = 0; i < lines; i++) request.log.info({ line: i }, text);
+    return { ok: `logged ${lines} lines` };
   });
   app.post('/crash', async () => {
     setImmediate(() => {

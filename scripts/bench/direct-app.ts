@@ -9,7 +9,7 @@ const [port, apiKey] = [Number(process.argv[2]), process.argv[3] ?? ''];
 const errors = new RecentErrors();
 const app = buildApp({
   apiKey,
-  logger: createLogger('worker', 'warn', (error) => errors.add(error)),
+  logger: createLogger('worker', 'warn', (error, slot) => errors.add(error, slot)),
   errors: localErrors(errors),
   status: {
     startTime: new Date(),

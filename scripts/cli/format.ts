@@ -36,10 +36,15 @@ export function errorsTable(errors: RecentError[], now = Date.now()): string {
 export function statusTable(status: Status): string {
   const megabytes = (bytes: number | undefined) =>
     bytes === undefined ? '?' : `${(bytes / 2 ** 20).toFixed(1)} MB`;
+  // Syncthing answers the same call without a pid or a supervisor: its device ID tells it then.
+  const { pid, myID } = status as Partial<Status> & { myID?: string };
+  const since = `up ${duration(status.uptime ?? 0)}, since ${localTime(status.startTime)}`;
   const rows: Array<[string, string]> = [
-    ['worker', `pid ${status.pid}, up ${duration(status.uptime ?? 0)}, since ${localTime(status.startTime)}`],
+    pid !== undefined
+      ? ['worker', `pid ${pid}, ${since}`]
+      : ['service', `${myID ? `device ${myID}, ` : ''}${since}`],
   ];
-  const supervisor = status.supervisor;
+  const supervisor = (status as Partial<Status>).supervisor;
   if (supervisor) {
     rows.push([
       'supervisor',

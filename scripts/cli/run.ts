@@ -3,7 +3,7 @@ import { ClientError, SyncdClient } from '../../shared/client.ts';
 import { parseDuration } from '../../shared/duration.ts';
 import { checkHealth } from '../../shared/health.ts';
 import { connectOutcome, pollUntil } from '../../shared/poll.ts';
-import { resolveTarget } from '../../shared/target.ts';
+import { notRecorded, resolveTarget, type Target } from '../../shared/target.ts';
 import { errorsTable, statusTable } from './format.ts';
 import { commandHelp, globalHelp } from './usage.ts';
 
@@ -19,6 +19,21 @@ export interface CliIo {
 
 /** A mistake in how the command was called: exit code 2. */
 class UsageError extends Error {}
+
+/** A failure told in terms of how the service was looked for, for a person to act on. */
+class TargetError extends Error {}
+
+/** The client's error, with what a person can do about it. */
+function explain(error: unknown, target: Target): unknown {
+  if (!(error instanceof ClientError)) return error;
+  if (error.status === 401) {
+    return new TargetError(
+      `the service at ${target.address} refused the API key (401): give its key with --api-key KEY or SYNCD_API_KEY, or give --home of the service, whose config.json holds it`,
+    );
+  }
+  if (error.code !== undefined) return new TargetError(`${error.message}${notRecorded(target)}`);
+  return error;
+}
 
 interface Options {
   address?: string;
@@ -45,6 +60,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       return EXIT_USAGE;
     }
     if (error instanceof ClientError) {
+      io.err(`syncd: ${error.message}`);
+      return EXIT_FAILED;
+    }
+    if (error instanceof TargetError) {
       io.err(`syncd: ${error.message}`);
       return EXIT_FAILED;
     }
@@ -124,7 +143,26 @@ async function run(
     timeoutMs: options.timeoutMs,
   });
   const print = (json: unknown, text: string) => io.out(options.json ? JSON.stringify(json) : text);
+  try {
+    return await runCommand(command, args, options, { client, target, print, noArgs });
+  } catch (error) {
+    throw explain(error, target);
+  }
+}
 
+interface CommandContext {
+  client: SyncdClient;
+  target: Target;
+  print: (json: unknown, text: string) => void;
+  noArgs: () => void;
+}
+
+async function runCommand(
+  command: string | undefined,
+  args: string[],
+  options: Options,
+  { client, target, print, noArgs }: CommandContext,
+): Promise<number> {
   switch (command) {
     case 'ping': {
       noArgs();
@@ -158,9 +196,11 @@ async function run(
           {},
         );
       const waitedMs = Math.round(performance.now() - started);
+      // Syncthing reports no pid: then only the time is told.
+      const pids = before.pid !== undefined && after.pid !== undefined;
       print(
-        { ...answer, waitedMs, oldPid: before.pid, newPid: after.pid },
-        `restarted in ${waitedMs} ms: worker ${before.pid} replaced by ${after.pid}`,
+        { ...answer, waitedMs, ...(pids ? { oldPid: before.pid, newPid: after.pid } : {}) },
+        `restarted in ${waitedMs} ms${pids ? `: worker ${before.pid} replaced by ${after.pid}` : ''}`,
       );
       return EXIT_OK;
     }

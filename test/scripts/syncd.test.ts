@@ -1,7 +1,11 @@
 import { execa } from 'execa';
 import getPort from 'get-port';
 import t from 'tap';
-import { call, isAlive, startService, syncdBin, tryConnect } from '../helpers/service.ts';
+import { syncthing } from '../../scripts/bench/targets.ts';
+import { call, isAlive, startService, syncdBin, tryConnect, waitFor } from '../helpers/service.ts';
+
+const hasSyncthing = (await execa('sh', ['-c', 'command -v syncthing'], { reject: false })).exitCode === 0;
+const noSyncthing = hasSyncthing ? false : 'syncthing is not installed (.ci/run installs it from Debian)';
 
 /** Runs `syncd ARGS` as a user would, with only the environment given. */
 async function syncd(args: string[], env: Record<string, string> = {}) {
@@ -112,9 +116,55 @@ t.test('a wrong key: exit 1, the service says 401, and the action is not taken',
     SYNCD_API_KEY: 'wrong-key-wrong-key',
   });
   t.equal(result.code, 1);
-  t.match(result.err, new RegExp(`the service at ${service.address} answered 401: missing or wrong API key`));
+  t.match(
+    result.err,
+    new RegExp(
+      `^syncd: the service at ${service.address} refused the API key \\(401\\): give its key with --api-key KEY or SYNCD_API_KEY, or give --home`,
+    ),
+    'a person is told what to pass, not which header to send',
+  );
   t.equal(await service.workerPid(), pid);
 });
+
+t.test(
+  'with no address anywhere, the message says which home was read and that it records no service',
+  async (t) => {
+    const home = t.testdir();
+    const result = await syncd(['ping', '--timeout', '2s'], {
+      SYNCD_HOME: home,
+      SYNCD_API_KEY: 'x'.repeat(20),
+    });
+    t.equal(result.code, 1);
+    t.match(
+      result.err,
+      `no service is recorded in the home ${home}: it has no address file; give --address, or --home of the service`,
+    );
+    const health = await syncd(['healthcheck'], { SYNCD_HOME: home, SYNCD_API_KEY: 'x'.repeat(20) });
+    t.match(health.err, `no service is recorded in the home ${home}`);
+  },
+);
+
+t.test(
+  'status and restart --wait against Syncthing say what Syncthing reports, and no "undefined"',
+  { skip: noSyncthing },
+  async (t) => {
+    const running = await syncthing.start();
+    t.teardown(running.stop);
+    const env = { SYNCD_ADDRESS: running.url.replace('http://', ''), SYNCD_API_KEY: running.apiKey };
+    await waitFor(
+      'Syncthing to answer',
+      async () => ((await syncd(['ping'], env)).code === 0 ? true : undefined),
+      20_000,
+    );
+    const status = await syncd(['status'], env);
+    t.equal(status.code, 0, status.err);
+    t.match(status.out, /^service +device [A-Z0-9-]{63}, up \d+ s, since \d{4}-/m);
+    t.notMatch(status.out, /undefined/);
+    const restart = await syncd(['restart', '--wait', '--timeout', '30s'], env);
+    t.equal(restart.code, 0, restart.err);
+    t.match(restart.out, /^restarted in \d+ ms$/);
+  },
+);
 
 t.test('bad usage: exit 2 and what was wrong', async (t) => {
   const cases: Array<[string[], RegExp]> = [

@@ -129,3 +129,36 @@ t.test('the security settings: allowed hosts, time and connection bounds, TLS', 
   for (const [argv, message] of bad)
     t.throws(() => readSettings(argv, {}), { name: 'SettingError', message }, argv.join(' '));
 });
+
+t.test('settings that cannot work together or at all are refused, naming them', async (t) => {
+  t.throws(() => readSettings(['--request-timeout', '5s', '--headers-timeout', '10s'], {}), {
+    name: 'SettingError',
+    message:
+      /--request-timeout \/ SYNCD_REQUEST_TIMEOUT and --headers-timeout \/ SYNCD_HEADERS_TIMEOUT: .*shorter/,
+  });
+  t.equal(
+    readSettings(['--request-timeout', '10s', '--headers-timeout', '10s'], {}).requestTimeoutMs,
+    10_000,
+  );
+  // Past 2^31 - 1 ms, Node's timers fire after 1 ms: a huge drain timeout would cut every request at once.
+  t.equal(readSettings(['--drain-timeout', '30m'], {}).drainTimeoutMs, 1_800_000, '30 minutes is fine');
+  t.throws(() => readSettings(['--drain-timeout', `${2 ** 31}ms`], {}), {
+    message: /--drain-timeout \/ SYNCD_DRAIN_TIMEOUT: .*longest duration, 24 days/,
+  });
+  t.equal(readSettings(['--drain-timeout', `${2 ** 31 - 1}ms`], {}).drainTimeoutMs, 2 ** 31 - 1);
+});
+
+t.test('--tls is a switch, and a certificate and key given mean TLS', async (t) => {
+  t.equal(readSettings(['--tls'], {}).tls, true, 'a bare --tls');
+  t.equal(readSettings(['--tls', '--log-level', 'warn'], {}).tls, true, 'a bare --tls before another flag');
+  t.equal(readSettings(['--tls', '0'], {}).tls, false);
+  t.equal(readSettings(['--stop-with-stdin'], {}).stopWithStdin, true);
+  const files = ['--tls-cert', '/c.pem', '--tls-key', '/k.pem'];
+  t.equal(readSettings(files, {}).tls, true, 'a certificate and key turn TLS on');
+  t.throws(() => readSettings([...files, '--tls', '0'], {}), { message: /--tls \/ SYNCD_TLS: is 0 while/ });
+});
+
+t.test('the settings given are told apart from the defaults', async (t) => {
+  const settings = readSettings(['--max-connections', '10'], { SYNCD_LOG_LEVEL: 'warn', SYNCD_TLS: '' });
+  t.same([...settings.given].sort(), ['logLevel', 'maxConnections']);
+});

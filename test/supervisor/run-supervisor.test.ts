@@ -4,7 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import getPort from 'get-port';
+import { Writable } from 'node:stream';
 import t from 'tap';
+import { runSupervisor } from '../../supervisor/run-supervisor.ts';
 import { call, startService, syncdBin } from '../helpers/service.ts';
 
 async function tempHome(t: { teardown(fn: () => unknown): void }) {
@@ -88,6 +90,13 @@ t.test('bad settings stop the supervisor with code 2 and one line naming them', 
     ['an unusable home', { SYNCD_HOME: join(fileHome, 'home') }, [], /--home \/ SYNCD_HOME: cannot use/],
     ['a short key', { SYNCD_API_KEY: 'short' }, [], /--api-key \/ SYNCD_API_KEY/],
     ['an unknown flag', {}, ['--colour'], /Unknown option '--colour'/],
+    [
+      'a request timeout shorter than the headers timeout',
+      { SYNCD_REQUEST_TIMEOUT: '5s', SYNCD_HEADERS_TIMEOUT: '10s' },
+      [],
+      /--request-timeout \/ SYNCD_REQUEST_TIMEOUT and --headers-timeout \/ SYNCD_HEADERS_TIMEOUT/,
+    ],
+    ['a duration past 24 days', {}, ['--drain-timeout', '30d'], /--drain-timeout \/ SYNCD_DRAIN_TIMEOUT/],
   ];
   for (const [what, env, args, message] of cases) {
     const { exitCode, lines } = await runToExit(
@@ -126,3 +135,28 @@ t.test('--help prints every setting and exits 0', async (t) => {
     t.match(result.stdout, name);
   }
 });
+
+t.test(
+  'at a terminal a setting that cannot be used is also told as text, with the pointer to --help',
+  async (t) => {
+    const told: string[] = [];
+    const lines: string[] = [];
+    const signals = { deliverTo: () => {}, release: () => {} };
+    const code = await runSupervisor(
+      ['--colour'],
+      { HOME: t.testdir() },
+      {
+        signals,
+        stdin: process.stdin,
+        tell: (text) => told.push(text),
+        log: new Writable({ write: (chunk, _encoding, done) => done(void lines.push(chunk.toString())) }),
+      },
+    );
+    t.equal(code, 2);
+    t.equal(lines.length, 1, 'the JSON line for log collectors');
+    t.match(
+      told.join(''),
+      /^syncd serve: command line: Unknown option '--colour'.*\nRun syncd serve --help for the settings\.\n$/s,
+    );
+  },
+);

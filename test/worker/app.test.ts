@@ -26,7 +26,7 @@ async function setup(
   const errors = new RecentErrors();
   const actions: Action[] = [];
   const logLines: string[] = [];
-  const logger = createLogger('worker', 'info', (error) => errors.add(error), collect(logLines));
+  const logger = createLogger('worker', 'info', (error, slot) => errors.add(error, slot), collect(logLines));
   const app = buildApp({
     apiKey,
     logger,
@@ -47,13 +47,14 @@ async function setup(
   const inject = (
     method: string,
     url: string,
-    extra: { payload?: string | Buffer; headers?: Record<string, string> } = {},
+    extra: { payload?: string | Buffer; headers?: Record<string, string>; remoteAddress?: string } = {},
   ) =>
     app.inject({
       method: method as 'GET',
       url,
       payload: extra.payload,
       headers: { 'x-api-key': apiKey, ...extra.headers },
+      remoteAddress: extra.remoteAddress,
     });
   return { app, errors, actions, logLines, logger, inject };
 }
@@ -372,3 +373,34 @@ t.test(
     t.match(JSON.parse(warnings[0] as string), { level: 40, client: '127.0.0.1' });
   },
 );
+
+t.test(
+  'keyless requests from many loopback addresses neither push errors out nor get round the limit',
+  async (t) => {
+    const { inject, errors } = await setup(t, { authFailures: new AuthFailures() });
+    errors.add({ when: new Date().toISOString(), message: 'disk on fire', level: 50 });
+    const statuses = new Map<number, number>();
+    for (let i = 0; i < 1100; i++) {
+      const response = await app(inject, `127.0.${Math.floor(i / 250)}.${i % 250}`);
+      statuses.set(response, (statuses.get(response) ?? 0) + 1);
+    }
+    t.equal(statuses.get(401), 10, 'all of loopback is one client: 10 tries');
+    t.equal(statuses.get(429), 1090, 'then 429, whatever the address');
+    const messages = errors.list().map((error) => error.message);
+    t.equal(messages[0], 'disk on fire', 'the real error is still there');
+    t.equal(messages.length, 2, 'and the failures take one entry');
+    t.match(messages[1], /missing or wrong API key/);
+  },
+);
+
+/** A keyless shutdown from `remoteAddress`; its status. */
+async function app(
+  inject: Awaited<ReturnType<typeof setup>>['inject'],
+  remoteAddress: string,
+): Promise<number> {
+  const response = await inject('POST', '/rest/system/shutdown', {
+    headers: { 'x-api-key': '' },
+    remoteAddress,
+  });
+  return response.statusCode;
+}

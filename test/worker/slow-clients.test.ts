@@ -3,12 +3,22 @@ import t from 'tap';
 import { startPingers } from '../../scripts/pingers.ts';
 import { call, startService } from '../helpers/service.ts';
 
-function openSocket(address: string): Promise<Socket> {
+function openSocket(address: string, timeoutMs = 10_000): Promise<Socket> {
   const at = address.lastIndexOf(':');
   return new Promise((resolve, reject) => {
     const socket = connect({ host: address.slice(0, at), port: Number(address.slice(at + 1)) });
-    socket.once('connect', () => resolve(socket));
-    socket.once('error', reject);
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error('no connection in time'));
+    }, timeoutMs);
+    socket.once('connect', () => {
+      clearTimeout(timer);
+      resolve(socket);
+    });
+    socket.once('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
   });
 }
 
@@ -74,13 +84,19 @@ t.test(
     await new Promise((resolve) => setTimeout(resolve, 100));
     let flooding = true;
     const open = new Set<Socket>();
+    // Each flooder reopens its connection as soon as the service closes it: bounded in count and time.
+    const deadline = Date.now() + 30_000;
     const flood = async () => {
-      while (flooding) {
-        const socket = await openSocket(service.address).catch(() => undefined);
+      for (let n = 0; n < 2000 && flooding && Date.now() < deadline; n++) {
+        const socket = await openSocket(service.address, 2000).catch(() => undefined);
         if (!socket) continue;
         open.add(socket);
         socket.on('error', () => {});
-        await new Promise((resolve) => socket.once('close', resolve));
+        await new Promise((resolve) => {
+          socket.once('close', resolve);
+          setTimeout(resolve, 5000);
+        });
+        socket.destroy();
         open.delete(socket);
       }
     };

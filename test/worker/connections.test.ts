@@ -1,0 +1,164 @@
+// The app on a real socket of its own: what only a connection shows (pipelining, the parser's own
+// errors, slow readers).
+import { connect, type Socket } from 'node:net';
+import { Writable } from 'node:stream';
+import t, { type Test } from 'tap';
+import { createLogger } from '../../shared/logger.ts';
+import { RecentErrors } from '../../shared/recent-errors.ts';
+import { AuthFailures } from '../../worker/auth-failures.ts';
+import { buildApp } from '../../worker/app.ts';
+import { localErrors } from '../../worker/system-routes.ts';
+
+const apiKey = 'an-api-key-for-tests-0123456789';
+
+async function listening(t: Test, options: { draining?: boolean; errors?: RecentErrors } = {}) {
+  const errors = options.errors ?? new RecentErrors();
+  const app = buildApp({
+    apiKey,
+    logger: createLogger('worker', 'silent', undefined, new Writable({ write: (_c, _e, done) => done() })),
+    errors: localErrors(errors),
+    status: {
+      startTime: new Date(),
+      address: '127.0.0.1:1',
+      supervisor: () => ({ pid: 0, startTime: '', restarts: 0, crashes: 0 }),
+    },
+    onAction: () => {},
+    isDraining: () => options.draining ?? false,
+    authFailures: new AuthFailures({ limit: 1_000_000, globalLimit: 1_000_000 }),
+    limits: { headersTimeoutMs: 1000, requestTimeoutMs: 1000 },
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  t.teardown(() => app.close());
+  const { port } = app.server.address() as { port: number };
+  return { app, port, errors };
+}
+
+/** Writes `text` on a new connection and collects everything the server sends until it closes. */
+function exchange(port: number, text: string, timeoutMs = 5000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket: Socket = connect({ port, host: '127.0.0.1' }, () => socket.write(text));
+    let received = '';
+    socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+    socket.on('error', reject);
+    socket.on('close', () => resolve(received));
+    setTimeout(() => socket.destroy(), timeoutMs).unref();
+  });
+}
+
+const get = (path: string, extra = '') =>
+  `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: ${apiKey}\r\n${extra}\r\n`;
+const statuses = (received: string) => [...received.matchAll(/HTTP\/1\.1 (\d+) /g)].map((m) => m[1]);
+
+t.test('requests pipelined behind a restart are answered before the connection closes', async (t) => {
+  const { port } = await listening(t);
+  const received = await exchange(
+    port,
+    `POST /rest/system/restart HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: ${apiKey}\r\nContent-Length: 0\r\n\r\n` +
+      get('/rest/system/ping') +
+      get('/rest/system/ping'),
+  );
+  t.same(statuses(received), ['200', '200', '200'], 'three requests, three answers');
+  const closes = received.match(/^connection: close/gim) ?? [];
+  t.equal(closes.length, 1, 'only the last answer closes');
+  t.match(received, /\{"ping":"pong"\}$/, 'and it is the last one');
+});
+
+t.test('a draining worker answers every request pipelined on a connection, then closes it', async (t) => {
+  const { port } = await listening(t, { draining: true });
+  const received = await exchange(port, get('/rest/system/ping').repeat(5));
+  t.same(statuses(received), ['200', '200', '200', '200', '200']);
+  t.equal((received.match(/^connection: close/gim) ?? []).length, 1);
+});
+
+t.test('more than 100 header lines, however short, get 431 in the JSON shape', async (t) => {
+  const { port } = await listening(t);
+  let lines = '';
+  for (let i = 0; i < 150; i++) lines += `X-H${i}: v\r\n`;
+  const received = await exchange(port, get('/rest/system/ping', lines));
+  t.match(received, /^HTTP\/1\.1 431 /);
+  t.match(JSON.parse(received.slice(received.indexOf('\r\n\r\n') + 4)), {
+    statusCode: 431,
+    error: 'Request Header Fields Too Large',
+    message: /at most 100 lines/,
+  });
+  const many = 'X-Pad: ' + 'v'.repeat(150) + '\r\n';
+  const tooLarge = await exchange(port, get('/rest/system/ping', many.repeat(99)));
+  t.match(tooLarge, /^HTTP\/1\.1 431 /, 'and more than 16 KiB in short lines');
+});
+
+t.test('requests the parser refuses get the same JSON error shape, and the connection closes', async (t) => {
+  const { port } = await listening(t);
+  const cases: Array<[string, string, number, RegExp]> = [
+    ['a header of 20 KiB', get('/rest/system/ping', `X-Big: ${'a'.repeat(20_000)}\r\n`), 431, /16 KiB/],
+    ['a malformed request line', 'NOT HTTP AT ALL\r\n\r\n', 400, /malformed request/],
+    ['headers never finished', 'GET /rest/system/ping HTTP/1.1\r\nHost: 127.0.0.1\r\n', 408, /in time/],
+  ];
+  for (const [what, text, status, message] of cases) {
+    const received = await exchange(port, text);
+    t.match(received, new RegExp(`^HTTP/1\\.1 ${status} `), what);
+    t.match(received, /content-type: application\/json; charset=utf-8/i, `${what}: JSON`);
+    const body = JSON.parse(received.slice(received.indexOf('\r\n\r\n') + 4));
+    t.same(Object.keys(body), ['statusCode', 'error', 'message'], `${what}: the documented shape`);
+    t.match(body, { statusCode: status, message }, what);
+  }
+});
+
+t.test('an unknown path under /rest/noauth/ is a 404 without a key; actions still need one', async (t) => {
+  const { port } = await listening(t);
+  const noKey = (path: string) => `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`;
+  t.match(await exchange(port, noKey('/rest/noauth/nothing')), /^HTTP\/1\.1 404 /);
+  t.match(await exchange(port, noKey('/rest/noauth/../system/status')), /^HTTP\/1\.1 401 /);
+  t.match(await exchange(port, noKey('/rest/noauth//x')), /^HTTP\/1\.1 401 /);
+});
+
+t.test('every spelling of the IPv6 loopback is a loopback Host', async (t) => {
+  const app = buildApp({
+    apiKey,
+    logger: createLogger('worker', 'silent', undefined, new Writable({ write: (_c, _e, done) => done() })),
+    errors: localErrors(),
+    status: {
+      startTime: new Date(),
+      address: 'x',
+      supervisor: () => ({ pid: 0, startTime: '', restarts: 0, crashes: 0 }),
+    },
+    onAction: () => {},
+    isDraining: () => false,
+    allowedHosts: ['localhost', '127.0.0.1', '[::1]'],
+  });
+  t.teardown(() => app.close());
+  for (const host of ['[0:0:0:0:0:0:0:1]', '[0:0:0:0:0:0:0:1]:8384', '[::0:1]', '[::1]:8384']) {
+    const response = await app.inject({ url: '/rest/system/ping', headers: { host, 'x-api-key': apiKey } });
+    t.equal(response.statusCode, 200, host);
+  }
+  const response = await app.inject({
+    url: '/rest/system/ping',
+    headers: { host: '[::2]', 'x-api-key': apiKey },
+  });
+  t.equal(response.statusCode, 403, '[::2] is not loopback');
+});
+
+t.test('the error list stays bounded by bytes, and reading it costs no serializing', async (t) => {
+  const errors = new RecentErrors();
+  const { port } = await listening(t, { errors });
+  // 1,000 errors of 60 KiB of control characters: 6 bytes each in JSON, 360 MB if nothing bounded it.
+  for (let i = 0; i < 1000; i++)
+    errors.add({ when: new Date().toISOString(), message: '\u0001'.repeat(60 * 1024), level: 50 });
+  const body = errors.body();
+  t.ok(body.length <= 1024 * 1024, `the whole list is ${body.length} bytes`);
+  t.equal(errors.body(), body, 'made once, shared by every reader');
+  // Readers that never read: each holds the shared body, not a copy of its own.
+  const before = process.memoryUsage().rss;
+  const sockets: Socket[] = [];
+  for (let i = 0; i < 16; i++) {
+    const socket = connect({ port, host: '127.0.0.1' }, () => socket.write(get('/rest/system/error')));
+    socket.pause();
+    sockets.push(socket);
+  }
+  t.teardown(() => sockets.forEach((socket) => socket.destroy()));
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  const grown = process.memoryUsage().rss - before;
+  t.ok(grown < 64 * 1024 * 1024, `16 readers that never read cost ${Math.round(grown / 2 ** 20)} MB`);
+  const started = performance.now();
+  await exchange(port, get('/rest/system/ping', 'Connection: close\r\n'));
+  t.ok(performance.now() - started < 1000, 'and a ping is still answered at once');
+});
