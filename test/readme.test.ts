@@ -1,11 +1,9 @@
 import { readFile } from 'node:fs/promises';
-import { Writable } from 'node:stream';
 import t from 'tap';
 import { commandHelp } from '../scripts/cli/usage.ts';
-import { createLogger } from '../shared/logger.ts';
 import { settingSpecs } from '../shared/settings.ts';
 import { buildApp } from '../worker/app.ts';
-import { localErrors } from '../worker/system-routes.ts';
+import { appOptions } from './helpers/app.ts';
 
 // "A feature without its line in the README is not finished": these fail when one is missing.
 const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8');
@@ -19,18 +17,7 @@ t.test('every setting is in the README, flag and environment variable', async (t
 
 t.test('every endpoint is in the README with a curl example', async (t) => {
   const routes: Array<{ method: string; url: string }> = [];
-  const app = buildApp({
-    apiKey: 'readme-key-0123456789',
-    logger: createLogger('worker', 'silent', undefined, new Writable({ write: (_c, _e, done) => done() })),
-    errors: localErrors(),
-    status: {
-      startTime: new Date(),
-      address: 'x',
-      supervisor: () => ({ pid: 0, startTime: '', restarts: 0, crashes: 0 }),
-    },
-    onAction: () => {},
-    isDraining: () => false,
-  });
+  const app = buildApp(appOptions());
   app.addHook('onRoute', (route) => {
     for (const method of [route.method].flat())
       if (method !== 'HEAD') routes.push({ method, url: route.url });

@@ -1,32 +1,25 @@
 // The app on a real socket of its own: what only a connection shows (pipelining, the parser's own
 // errors, slow readers).
 import { connect, type Socket } from 'node:net';
-import { Writable } from 'node:stream';
 import t, { type Test } from 'tap';
-import { createLogger } from '../../shared/logger.ts';
 import { RecentErrors } from '../../shared/recent-errors.ts';
 import { AuthFailures } from '../../worker/auth-failures.ts';
+import { appOptions, testApiKey } from '../helpers/app.ts';
 import { buildApp } from '../../worker/app.ts';
 import { localErrors } from '../../worker/system-routes.ts';
 
-const apiKey = 'an-api-key-for-tests-0123456789';
+const apiKey = testApiKey;
 
 async function listening(t: Test, options: { draining?: boolean; errors?: RecentErrors } = {}) {
   const errors = options.errors ?? new RecentErrors();
-  const app = buildApp({
-    apiKey,
-    logger: createLogger('worker', 'silent', undefined, new Writable({ write: (_c, _e, done) => done() })),
-    errors: localErrors(errors),
-    status: {
-      startTime: new Date(),
-      address: '127.0.0.1:1',
-      supervisor: () => ({ pid: 0, startTime: '', restarts: 0, crashes: 0 }),
-    },
-    onAction: () => {},
-    isDraining: () => options.draining ?? false,
-    authFailures: new AuthFailures({ limit: 1_000_000, globalLimit: 1_000_000 }),
-    limits: { headersTimeoutMs: 1000, requestTimeoutMs: 1000 },
-  });
+  const app = buildApp(
+    appOptions({
+      errors: localErrors(errors),
+      isDraining: () => options.draining ?? false,
+      authFailures: new AuthFailures({ limit: 1_000_000, globalLimit: 1_000_000 }),
+      limits: { headersTimeoutMs: 1000, requestTimeoutMs: 1000 },
+    }),
+  );
   await app.listen({ port: 0, host: '127.0.0.1' });
   t.teardown(() => app.close());
   const { port } = app.server.address() as { port: number };
@@ -112,19 +105,7 @@ t.test('an unknown path under /rest/noauth/ is a 404 without a key; actions stil
 });
 
 t.test('every spelling of the IPv6 loopback is a loopback Host', async (t) => {
-  const app = buildApp({
-    apiKey,
-    logger: createLogger('worker', 'silent', undefined, new Writable({ write: (_c, _e, done) => done() })),
-    errors: localErrors(),
-    status: {
-      startTime: new Date(),
-      address: 'x',
-      supervisor: () => ({ pid: 0, startTime: '', restarts: 0, crashes: 0 }),
-    },
-    onAction: () => {},
-    isDraining: () => false,
-    allowedHosts: ['localhost', '127.0.0.1', '[::1]'],
-  });
+  const app = buildApp(appOptions({ allowedHosts: ['localhost', '127.0.0.1', '[::1]'] }));
   t.teardown(() => app.close());
   for (const host of ['[0:0:0:0:0:0:0:1]', '[0:0:0:0:0:0:0:1]:8384', '[::0:1]', '[::1]:8384']) {
     const response = await app.inject({ url: '/rest/system/ping', headers: { host, 'x-api-key': apiKey } });

@@ -1,0 +1,33 @@
+import { Writable } from 'node:stream';
+import { createLogger } from '../../shared/logger.ts';
+import type { AppOptions } from '../../worker/app.ts';
+import { localErrors } from '../../worker/system-routes.ts';
+
+export const testApiKey = 'an-api-key-for-tests-0123456789';
+
+/** A logger that writes nowhere. */
+export function silentLogger() {
+  return createLogger(
+    'worker',
+    'silent',
+    undefined,
+    new Writable({ write: (_chunk, _encoding, done) => done() }),
+  );
+}
+
+/** What buildApp needs, with nothing behind it: no supervisor, no real status; `overrides` win. */
+export function appOptions(overrides: Partial<AppOptions> = {}): AppOptions {
+  return {
+    apiKey: testApiKey,
+    logger: silentLogger(),
+    errors: localErrors(),
+    status: {
+      startTime: new Date(),
+      address: '127.0.0.1:8384',
+      supervisor: () => ({ pid: 0, startTime: '', restarts: 0, crashes: 0 }),
+    },
+    onAction: () => {},
+    isDraining: () => false,
+    ...overrides,
+  };
+}
