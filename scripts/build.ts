@@ -2,7 +2,7 @@
 // times faster than the TypeScript sources through tsx (measured: about 250 ms against 800 ms from launch to first
 // pong). A service may run from this very dist/ while it is rebuilt (npm ci in its checkout): no file is ever missing.
 import { execFile } from 'node:child_process';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -17,8 +17,8 @@ const entries = {
   'scripts/healthcheck': 'scripts/healthcheck.ts',
   'bin/syncd': 'scripts/syncd.ts',
   // What the package exports: `syncd/testing` (the harness) and `syncd/client`.
-  testing: 'shared/testing.ts',
-  client: 'shared/client.ts',
+  testing: 'shared/client/testing.ts',
+  client: 'shared/client/client.ts',
   // For the benchmark only: the worker's app listening itself, built like the worker for a fair comparison.
   'scripts/bench/direct-app': 'scripts/bench/direct-app.ts',
 };
@@ -56,6 +56,8 @@ try {
   process.stderr.write('build: typescript is not installed; dist/types (declarations) skipped\n');
 }
 if (tsc) {
+  // Declarations are for compilers, never run: cleared, so that a moved module leaves none behind.
+  await rm(join(root, 'dist', 'types'), { recursive: true, force: true });
   await promisify(execFile)(process.execPath, [tsc, '-p', join(root, 'tsconfig.types.json')], { cwd: root });
   // The sources import with .ts extensions; a consumer's TypeScript resolves .js to the .d.ts beside it.
   for (const entry of await readdir(join(root, 'dist', 'types'), { recursive: true })) {

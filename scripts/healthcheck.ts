@@ -1,7 +1,7 @@
 // Health check for containers and probes: exits 0 when the service answers pong within 2 s, else 1.
 // Runs as `node dist/scripts/healthcheck.js` (no curl needed) or `npm run healthcheck`; finds the
 // address and key in SYNCD_ADDRESS / SYNCD_API_KEY, else in the home (SYNCD_HOME).
-import { checkHealth, HEALTH_TIMEOUT_MS } from '../shared/health.ts';
+import { checkHealth, HEALTH_TIMEOUT_MS } from '../shared/client/health.ts';
 
 // A hard stop as well, in case anything outlasts the request's own timeout.
 setTimeout(() => {

@@ -2,5 +2,5 @@
 import { catchSignals } from './signals.ts';
 
 const signals = catchSignals();
-const { serveCommand } = await import('./run-supervisor.ts');
+const { serveCommand } = await import('./run.ts');
 process.exit(await serveCommand(process.argv.slice(2), process.env, signals));

@@ -8,7 +8,7 @@ import {
   type WorkerInit,
   type WorkerMessage,
   type WorkerSettings,
-} from '../shared/protocol.ts';
+} from '../shared/ipc/protocol.ts';
 import { type ErrorChange, RecentErrors } from '../shared/recent-errors.ts';
 import type { Settings } from '../shared/settings.ts';
 import { AwakeClock } from './awake-clock.ts';

@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net';
-import type { SupervisorMessage, WorkerMessage } from '../shared/protocol.ts';
+import type { SupervisorMessage, WorkerMessage } from '../shared/ipc/protocol.ts';
 
 /** What the supervisor needs of a worker: a real child process (WorkerProcess), or a fake in tests. */
 export interface WorkerHandle {

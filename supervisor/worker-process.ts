@@ -3,7 +3,7 @@ import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execaNode } from 'execa';
 import type { LossyOutput } from '../shared/lossy-output.ts';
-import { isWorkerMessage, type SupervisorMessage } from '../shared/protocol.ts';
+import { isWorkerMessage, type SupervisorMessage } from '../shared/ipc/protocol.ts';
 import { LastLine } from './last-line.ts';
 import type { WorkerEvents, WorkerHandle } from './worker-handle.ts';
 

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import t from 'tap';
 import { commandHelp } from '../scripts/cli/usage.ts';
 import { settingSpecs } from '../shared/settings.ts';
-import { buildApp } from '../worker/app.ts';
+import { buildApp } from '../worker/http/app.ts';
 import { appOptions } from './helpers/app.ts';
 
 // "A feature without its line in the README is not finished": these fail when one is missing.

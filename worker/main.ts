@@ -1,8 +1,8 @@
 // The worker process: serves HTTP on the connections its supervisor hands over, until told to stop.
 import { standardOutput } from '../shared/logger.ts';
 import { guardAgainstOrphaning } from './orphan-guard.ts';
-import { runWorker } from './run-worker.ts';
-import { TEST_ROUTES_ENV } from './test-routes.ts';
+import { runWorker } from './run.ts';
+import { TEST_ROUTES_ENV } from './http/routes/test.ts';
 
 if (!process.send) {
   process.stderr.write('syncd worker: start the supervisor (npm start); the worker needs its IPC channel\n');

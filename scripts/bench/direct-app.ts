@@ -1,9 +1,9 @@
 // The worker's HTTP app listening on its own socket, without the supervisor's handoff: the benchmark
 // compares it with syncd to show what handing connections over costs.
 import { createLogger } from '../../shared/logger.ts';
-import { buildApp } from '../../worker/app.ts';
+import { buildApp } from '../../worker/http/app.ts';
 import { RecentErrors } from '../../shared/recent-errors.ts';
-import { localErrors } from '../../worker/system-routes.ts';
+import { localErrors } from '../../worker/http/routes/system.ts';
 
 const [port, apiKey] = [Number(process.argv[2]), process.argv[3] ?? ''];
 const errors = new RecentErrors();

@@ -1,9 +1,9 @@
 import { execFile } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
-import { SyncdClient } from '../../shared/client.ts';
-import { pollUntil } from '../../shared/poll.ts';
-import { startPingers } from '../pingers.ts';
+import { SyncdClient } from '../../shared/client/client.ts';
+import { pollUntil } from '../../shared/client/poll.ts';
+import { startPingers } from './pingers.ts';
 import type { Running, Target } from './targets.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

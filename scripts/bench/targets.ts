@@ -2,10 +2,10 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import getPort from 'get-port';
+import { packageRoot, syncdBin } from '../../shared/paths.ts';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
+const root = packageRoot;
 const API_KEY = 'bench-key-0123456789abcdefghij';
 
 /** A running service under measurement. */
@@ -31,7 +31,7 @@ export const syncd: Target = {
     const home = await mkdtemp(join(tmpdir(), 'syncd-bench-'));
     const port = await getPort({ host: '127.0.0.1' });
     // What npm start runs.
-    return launch(process.execPath, [join(root, 'dist', 'bin', 'syncd.js'), 'serve'], port, home, {
+    return launch(process.execPath, [syncdBin, 'serve'], port, home, {
       SYNCD_HOME: home,
       SYNCD_ADDRESS: `127.0.0.1:${port}`,
       SYNCD_API_KEY: API_KEY,
@@ -78,7 +78,7 @@ export const bareNode: Target = {
     const port = await getPort({ host: '127.0.0.1' });
     return launch(
       process.execPath,
-      ['--import', 'tsx', join(root, 'scripts', 'bare-server.ts'), String(port)],
+      ['--import', 'tsx', join(root, 'scripts', 'bench', 'bare-server.ts'), String(port)],
       port,
     );
   },

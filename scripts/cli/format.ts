@@ -1,5 +1,5 @@
-import type { RecentError } from '../../shared/protocol.ts';
-import type { Status } from '../../shared/client.ts';
+import type { RecentError } from '../../shared/ipc/protocol.ts';
+import type { Status } from '../../shared/client/client.ts';
 
 /** A time in the local time zone, as 2026-11-21 06:01:02. */
 export function localTime(iso: string): string {

@@ -1,9 +1,9 @@
 import { parseArgs } from 'node:util';
-import { ClientError, SyncdClient } from '../../shared/client.ts';
+import { ClientError, SyncdClient } from '../../shared/client/client.ts';
 import { parseDuration } from '../../shared/duration.ts';
-import { checkHealth } from '../../shared/health.ts';
-import { connectOutcome, pollUntil } from '../../shared/poll.ts';
-import { notRecorded, resolveTarget, type Target } from '../../shared/target.ts';
+import { checkHealth } from '../../shared/client/health.ts';
+import { connectOutcome, pollUntil } from '../../shared/client/poll.ts';
+import { notRecorded, resolveTarget, type Target } from '../../shared/client/target.ts';
 import { errorsTable, statusTable } from './format.ts';
 import { commandHelp, globalHelp } from './usage.ts';
 

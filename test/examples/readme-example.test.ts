@@ -5,11 +5,11 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
+import { packageRoot } from '../../shared/paths.ts';
 
 const run = promisify(execFile);
-const root = fileURLToPath(new URL('../..', import.meta.url));
+const root = packageRoot;
 const readme = await readFile(join(root, 'README.md'), 'utf8');
 const section = readme.slice(readme.indexOf('## A harness for integration tests'));
 const example = /```ts\n([\s\S]*?)```/.exec(section)?.[1];

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { createLogger } from '../../shared/logger.ts';
-import type { AppOptions } from '../../worker/app.ts';
-import { localErrors } from '../../worker/system-routes.ts';
+import type { AppOptions } from '../../worker/http/app.ts';
+import { localErrors } from '../../worker/http/routes/system.ts';
 
 export const testApiKey = 'an-api-key-for-tests-0123456789';
 

@@ -5,9 +5,9 @@ import {
   type Service,
   type StartOptions,
   startService as start,
-} from '../../shared/testing.ts';
+} from '../../shared/client/testing.ts';
 
-export { syncdBin } from '../../shared/testing.ts';
+export { syncdBin } from '../../shared/client/testing.ts';
 export type { LogLine, Service, StartOptions };
 
 interface Teardown {
@@ -64,7 +64,7 @@ export function call(
 }
 
 /** The outcome of one connection attempt: 'connected', or the error code, such as ECONNREFUSED. */
-export { connectOutcome as tryConnect } from '../../shared/poll.ts';
+export { connectOutcome as tryConnect } from '../../shared/client/poll.ts';
 
 /** Polls `check` until it returns a value other than undefined; fails after `timeoutMs`. */
 export async function waitFor<T>(

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { startPingers } from '../../scripts/pingers.ts';
+import { startPingers } from '../../scripts/bench/pingers.ts';
 import { call, isAlive, type Service, startService, waitFor } from '../helpers/service.ts';
 
 const testRoutes = { SYNCD_TEST_ROUTES: '1' };

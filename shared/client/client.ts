@@ -1,7 +1,7 @@
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { rootCertificates } from 'node:tls';
-import type { RecentError } from './protocol.ts';
+import type { RecentError } from '../ipc/protocol.ts';
 
 export interface ClientOptions {
   /** HOST:PORT, or a base URL such as http://127.0.0.1:8384. */

@@ -3,18 +3,15 @@
 import { rmSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { SyncdClient } from './client.ts';
-import { CONFIG_FILE, newApiKey, readConfig } from './home.ts';
-import { settingSpecs } from './settings.ts';
-import { TLS_CERT_FILE } from './tls.ts';
+import { CONFIG_FILE, newApiKey, readConfig } from '../home.ts';
+import { settingSpecs } from '../settings.ts';
+import { packageRoot, syncdBin } from '../paths.ts';
+import { TLS_CERT_FILE } from '../tls.ts';
 
-// Both this file's folder (shared/ from source, dist/ once built) sit right under the package root.
-const root = dirname(dirname(fileURLToPath(import.meta.url)));
-/** The built command that `npm start` runs as `syncd serve`. */
-export const syncdBin = join(root, 'dist', 'bin', 'syncd.js');
+export { syncdBin };
 
 export interface LogLine {
   role: 'supervisor' | 'worker';
@@ -100,7 +97,7 @@ export async function startService(options: StartOptions = {}): Promise<Service>
     ? ['npm', ['start', '--silent', '--', ...args]]
     : [process.execPath, [syncdBin, 'serve', ...args]];
   const child = execa(command, commandArgs, {
-    cwd: options.cwd ?? root,
+    cwd: options.cwd ?? packageRoot,
     env,
     stdin: 'pipe',
     buffer: false,

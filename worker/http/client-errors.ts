@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net';
-import { errorBody } from './errors.ts';
+import { errorBody } from './http-errors.ts';
 
 // Node's HTTP parser rejects some requests before any route sees them; they are answered in the same
 // JSON shape as every other error, with a message that names the limit.

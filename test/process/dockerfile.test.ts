@@ -1,14 +1,14 @@
 import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import getPort from 'get-port';
 import t from 'tap';
-import { startService } from './helpers/service.ts';
+import { startService } from '../helpers/service.ts';
+import { packageRoot } from '../../shared/paths.ts';
 
 // No container engine runs on these machines: this checks the image's promises at process level.
-const root = fileURLToPath(new URL('..', import.meta.url));
+const root = packageRoot;
 const dockerfile = await readFile(join(root, 'Dockerfile'), 'utf8');
 const runtimeStage = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
 

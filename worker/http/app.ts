@@ -2,9 +2,9 @@ import Fastify, { type FastifyReply, type FastifyRequest, LogController } from '
 import { createServer } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
-import { hostAllowed } from '../shared/hosts.ts';
-import type { Logger } from '../shared/logger.ts';
-import type { Action } from '../shared/protocol.ts';
+import { hostAllowed } from '../../shared/hosts.ts';
+import type { Logger } from '../../shared/logger.ts';
+import type { Action } from '../../shared/ipc/protocol.ts';
 import { apiKeyChecker } from './auth.ts';
 import { AuthFailures } from './auth-failures.ts';
 import {
@@ -17,10 +17,10 @@ import {
   notFound,
   tooManyFailures,
   unauthorized,
-} from './errors.ts';
+} from './http-errors.ts';
 import { answerClientError } from './client-errors.ts';
-import { type ErrorList, type StatusSource, systemRoutes } from './system-routes.ts';
-import { testRoutes } from './test-routes.ts';
+import { type ErrorList, type StatusSource, systemRoutes } from './routes/system.ts';
+import { testRoutes } from './routes/test.ts';
 
 /** The largest request body accepted (the error text posted to /rest/system/error included). */
 export const BODY_LIMIT = 64 * 1024;

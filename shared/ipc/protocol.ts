@@ -1,8 +1,8 @@
 // The one definition of what the supervisor and the worker say to each other over the IPC channel.
 // Every message carries a `syncd:` tag so that nothing else on the channel (execa, Node itself)
 // can be mistaken for one of ours.
-import type { ErrorChange } from './recent-errors.ts';
-import type { Settings } from './settings.ts';
+import type { ErrorChange } from '../recent-errors.ts';
+import type { Settings } from '../settings.ts';
 
 export interface RecentError {
   /** RFC 3339 time the error was recorded. */

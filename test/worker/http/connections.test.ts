@@ -2,11 +2,11 @@
 // errors, slow readers).
 import { connect, type Socket } from 'node:net';
 import t, { type Test } from 'tap';
-import { RecentErrors } from '../../shared/recent-errors.ts';
-import { AuthFailures } from '../../worker/auth-failures.ts';
-import { appOptions, testApiKey } from '../helpers/app.ts';
-import { buildApp } from '../../worker/app.ts';
-import { localErrors } from '../../worker/system-routes.ts';
+import { RecentErrors } from '../../../shared/recent-errors.ts';
+import { AuthFailures } from '../../../worker/http/auth-failures.ts';
+import { appOptions, testApiKey } from '../../helpers/app.ts';
+import { buildApp } from '../../../worker/http/app.ts';
+import { localErrors } from '../../../worker/http/routes/system.ts';
 
 const apiKey = testApiKey;
 

@@ -1,6 +1,6 @@
 import { connect, type Socket } from 'node:net';
 import t from 'tap';
-import { startPingers } from '../../scripts/pingers.ts';
+import { startPingers } from '../../scripts/bench/pingers.ts';
 import { call, startService } from '../helpers/service.ts';
 
 function openSocket(address: string, timeoutMs = 10_000): Promise<Socket> {

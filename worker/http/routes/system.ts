@@ -1,9 +1,9 @@
 import { homedir } from 'node:os';
 import { sep } from 'node:path';
 import type { FastifyInstance, FastifyPluginOptions, FastifyReply, FastifyRequest } from 'fastify';
-import type { Action, SupervisorStats } from '../shared/protocol.ts';
-import { type ErrorChange, RecentErrors } from '../shared/recent-errors.ts';
-import { emptyErrorText, notImplemented } from './errors.ts';
+import type { Action, SupervisorStats } from '../../../shared/ipc/protocol.ts';
+import { type ErrorChange, RecentErrors } from '../../../shared/recent-errors.ts';
+import { emptyErrorText, notImplemented } from '../http-errors.ts';
 
 /** The recent errors: read from this worker's copy, changed everywhere through `change`. */
 export interface ErrorList {

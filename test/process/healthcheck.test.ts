@@ -1,14 +1,13 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import getPort from 'get-port';
 import t from 'tap';
 import { call, startService } from '../helpers/service.ts';
+import { healthcheckScript, packageRoot } from '../../shared/paths.ts';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
-const script = join(root, 'dist', 'scripts', 'healthcheck.js');
+const [root, script] = [packageRoot, healthcheckScript];
 
 /** Runs the health check as a container does, with nothing but the environment given. */
 async function healthcheck(env: Record<string, string>, viaNpm = false) {

@@ -1,11 +1,11 @@
 import { Writable } from 'node:stream';
 import t, { type Test } from 'tap';
-import { createLogger } from '../../shared/logger.ts';
-import type { Action } from '../../shared/protocol.ts';
-import { BODY_LIMIT, buildApp } from '../../worker/app.ts';
-import { AuthFailures } from '../../worker/auth-failures.ts';
-import { RecentErrors } from '../../shared/recent-errors.ts';
-import { localErrors } from '../../worker/system-routes.ts';
+import { createLogger } from '../../../shared/logger.ts';
+import type { Action } from '../../../shared/ipc/protocol.ts';
+import { BODY_LIMIT, buildApp } from '../../../worker/http/app.ts';
+import { AuthFailures } from '../../../worker/http/auth-failures.ts';
+import { RecentErrors } from '../../../shared/recent-errors.ts';
+import { localErrors } from '../../../worker/http/routes/system.ts';
 
 const apiKey = 'an-api-key-for-tests-0123456789';
 

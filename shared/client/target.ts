@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseAddress } from './address.ts';
-import { CONFIG_FILE, readAddressFile, readConfig, readUrlFile } from './home.ts';
-import { resolveHome, settingSpecs } from './settings.ts';
-import { TLS_CERT_FILE } from './tls.ts';
+import { parseAddress } from '../address.ts';
+import { CONFIG_FILE, readAddressFile, readConfig, readUrlFile } from '../home.ts';
+import { resolveHome, settingSpecs } from '../settings.ts';
+import { TLS_CERT_FILE } from '../tls.ts';
 
 export interface Target {
   /** HOST:PORT to connect to. */

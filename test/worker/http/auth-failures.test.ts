@@ -1,5 +1,5 @@
 import t from 'tap';
-import { AuthFailures, clientOf } from '../../worker/auth-failures.ts';
+import { AuthFailures, clientOf } from '../../../worker/http/auth-failures.ts';
 
 t.test('past the limit within the window a client must wait, until the window passes', async (t) => {
   let now = 0;

@@ -6,7 +6,7 @@ import { execa } from 'execa';
 import getPort from 'get-port';
 import { Writable } from 'node:stream';
 import t from 'tap';
-import { runSupervisor } from '../../supervisor/run-supervisor.ts';
+import { runSupervisor } from '../../supervisor/run.ts';
 import { call, startService, syncdBin } from '../helpers/service.ts';
 
 async function tempHome(t: { teardown(fn: () => unknown): void }) {

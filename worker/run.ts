@@ -9,10 +9,10 @@ import {
   type SupervisorStats,
   type WorkerInit,
   type WorkerMessage,
-} from '../shared/protocol.ts';
+} from '../shared/ipc/protocol.ts';
 import { type ErrorChange, RecentErrors } from '../shared/recent-errors.ts';
-import { buildApp } from './app.ts';
-import { ConnectionPool } from './connection-pool.ts';
+import { buildApp } from './http/app.ts';
+import { ConnectionPool } from './connections.ts';
 
 /** The IPC side of the worker's parent: `process` in a real worker. */
 export interface ParentChannel {
