@@ -1,4 +1,6 @@
 import type { Socket } from 'node:net';
+import { Requests } from '../shared/ipc/requests.ts';
+import type { ListenerName } from '../shared/ipc/protocol.ts';
 import type { AwakeClock } from './awake-clock.ts';
 import type { WorkerHandle } from './worker-handle.ts';
 
@@ -6,6 +8,7 @@ interface Handed {
   socket: Socket;
   /** When it was handed over, in awake time. */
   at: number;
+  seq: number;
 }
 
 /**
@@ -19,12 +22,13 @@ export class Handoff {
   readonly #maxHeld: number;
   #target: WorkerHandle | undefined;
   readonly #held: Socket[] = [];
-  readonly #unacknowledged = new Map<WorkerHandle, Map<number, Handed>>();
-  #seq = 0;
+  readonly #unacknowledged = new Map<WorkerHandle, Requests<Handed>>();
   #closed = false;
+  readonly #listener: ListenerName;
 
   /** `maxHeld`: connections held at most while no worker serves; past it the oldest is closed. */
-  constructor(clock: AwakeClock, maxHeld: number) {
+  constructor(listener: ListenerName, clock: AwakeClock, maxHeld: number) {
+    this.#listener = listener;
     this.#clock = clock;
     this.#maxHeld = maxHeld;
   }
@@ -53,13 +57,10 @@ export class Handoff {
   }
 
   /** The worker holds the connection now: the supervisor's copy can go. */
-  acknowledged(worker: WorkerHandle, id: number): void {
-    const handed = this.#unacknowledged.get(worker)?.get(id);
-    if (!handed) return;
+  acknowledged(worker: WorkerHandle, seq: number): void {
     // destroy() closes only this process's copy of the descriptor; end() would shut the connection
     // down for the worker too.
-    handed.socket.destroy();
-    this.#unacknowledged.get(worker)?.delete(id);
+    this.#unacknowledged.get(worker)?.settle(seq)?.socket.destroy();
   }
 
   /**
@@ -71,10 +72,9 @@ export class Handoff {
   dropLost(worker: WorkerHandle, before: number): number {
     const handed = this.#unacknowledged.get(worker);
     let lost = 0;
-    for (const [id, { socket, at }] of handed ?? []) {
-      if (at >= before) break;
-      socket.destroy();
-      handed?.delete(id);
+    for (let oldest = handed?.oldest(); oldest && oldest.at < before; oldest = handed?.oldest()) {
+      handed?.settle(oldest.seq);
+      oldest.socket.destroy();
       lost += 1;
     }
     return lost;
@@ -85,7 +85,7 @@ export class Handoff {
     if (this.#target === worker) this.#target = undefined;
     const handed = this.#unacknowledged.get(worker);
     this.#unacknowledged.delete(worker);
-    for (const { socket } of handed?.values() ?? []) this.accept(socket);
+    for (const { socket } of handed?.drain() ?? []) this.accept(socket);
   }
 
   /** Stops for good: held connections are closed, and any accepted later too. */
@@ -96,11 +96,12 @@ export class Handoff {
   }
 
   #handOver(worker: WorkerHandle, socket: Socket): void {
-    const id = ++this.#seq;
     let handed = this.#unacknowledged.get(worker);
-    if (!handed) this.#unacknowledged.set(worker, (handed = new Map()));
-    handed.set(id, { socket, at: this.#clock.now() });
-    worker.send({ type: 'syncd:connection', id }, socket, () => {
+    if (!handed) this.#unacknowledged.set(worker, (handed = new Requests()));
+    const at = this.#clock.now();
+    const pending: Handed = { socket, at, seq: 0 };
+    pending.seq = handed.open(pending);
+    worker.send({ type: 'syncd:connection', seq: pending.seq, listener: this.#listener }, socket, () => {
       // The channel closed under the connection; the worker's exit hands it on.
     });
   }

@@ -1,4 +1,4 @@
-import { formatAddress } from '../shared/address.ts';
+import { formatAddress, parseAddress } from '../shared/address.ts';
 import { allowedHostsFor } from '../shared/hosts.ts';
 import { prepareHome, removeAddressFiles, resolveApiKey, writeAddressFiles } from '../shared/home.ts';
 import { LossyOutput } from '../shared/lossy-output.ts';
@@ -8,7 +8,7 @@ import { RecentErrors } from '../shared/recent-errors.ts';
 import { readSettings, SettingError, type Settings, usage } from '../shared/settings.ts';
 import { fingerprint, loadTls } from '../shared/tls.ts';
 import { type HomeLock, lockHome } from './home-lock.ts';
-import { bindListener } from './listener.ts';
+import { type Listener, Listeners } from './listeners.ts';
 import { fitConnections, openFileLimit } from './open-files.ts';
 import { catchSignals, type SignalQueue } from './signals.ts';
 import { EXIT_BAD_CONFIG, EXIT_OK, EXIT_UNEXPECTED, Supervisor } from './supervisor.ts';
@@ -81,7 +81,8 @@ export async function runSupervisor(
     return EXIT_BAD_CONFIG;
   }
 
-  const { settings, apiKey, keySource, listener, address, url, tls, lock } = startup;
+  const { settings, apiKey, keySource, listeners, address, url, tls, lock } = startup;
+  let written = { address, url };
   const tlsFields = tls ? { tls: tls.source, fingerprint: fingerprint(tls.cert) } : {};
   logger.info({ address, url, home: settings.home, apiKey: keySource, ...tlsFields }, 'supervisor started');
   const stderr = new LossyOutput(2);
@@ -90,16 +91,35 @@ export async function runSupervisor(
     worker: {
       apiKey,
       address,
-      allowedHosts: allowedHostsFor(listener.bound, settings.allowedHosts),
+      allowedHosts: allowedHostsFor((listeners.get('gui') as Listener).bound, settings.allowedHosts),
       tls: tls ? { cert: tls.cert, key: tls.key } : null,
     },
-    closeListener: () => listener.server.close(),
+    closeListeners: () => listeners.close(),
+    // The worker saved a new GUI address: listen there, then let the old address go.
+    onConfigSaved: ({ guiAddress }) => {
+      if (guiAddress === undefined) return;
+      void rebind(guiAddress).catch((error: Error) =>
+        logger.error(
+          { guiAddress },
+          `cannot move the GUI to ${guiAddress}: ${error.message}; still listening on ${written.address}`,
+        ),
+      );
+    },
     logger,
     errors,
     spawn: (events) => new WorkerProcess(events, { stderr }),
   });
   record = (error, slot) => supervisor.recordError({ op: 'add', error, slot });
-  listener.startAccepting((socket) => supervisor.accept(socket));
+  const rebind = async (text: string) => {
+    const parsed = parseAddress(text);
+    if (typeof parsed === 'string') throw new Error(parsed);
+    const moved = formatAddress((await listeners.bind('gui', parsed)).bound);
+    const now = { address: moved, url: `${tls ? 'https' : 'http'}://${moved}` };
+    await writeAddressFiles(settings.home, now.address, now.url);
+    written = now;
+    logger.info({ address: moved }, 'listening on the new GUI address');
+  };
+  listeners.startAccepting((name, socket) => supervisor.accept(name, socket));
   supervisor.start();
   io.signals.deliverTo((signal) => supervisor.signal(signal));
   if (settings.stopWithStdin) {
@@ -112,7 +132,7 @@ export async function runSupervisor(
   io.signals.release();
   if (settings.stopWithStdin) io.stdin.pause();
   // Cleaning up after itself never turns a clean stop into a failure: a home that went away is reported.
-  await Promise.all([removeAddressFiles(settings.home, { address, url }), lock.release()]).catch((error) =>
+  await Promise.all([removeAddressFiles(settings.home, written), lock.release()]).catch((error) =>
     logger.warn({ err: error }, `could not clean up the home ${settings.home}: ${(error as Error).message}`),
   );
   return code;
@@ -122,7 +142,7 @@ interface Startup {
   settings: Settings;
   apiKey: string;
   keySource: 'setting' | 'config' | 'generated';
-  listener: Awaited<ReturnType<typeof bindListener>>;
+  listeners: Listeners;
   address: string;
   url: string;
   tls: Awaited<ReturnType<typeof loadTls>> | undefined;
@@ -145,16 +165,16 @@ async function start(wanted: Settings, logger: Logger): Promise<Startup> {
     const tls = settings.tls
       ? await loadTls(settings.home, { cert: settings.tlsCert, key: settings.tlsKey })
       : undefined;
-    const listener = await bindListener(settings.address);
-    const address = formatAddress(listener.bound);
+    const listeners = new Listeners();
+    const address = formatAddress((await listeners.bind('gui', settings.address)).bound);
     const url = `${tls ? 'https' : 'http'}://${address}`;
     try {
       await writeAddressFiles(settings.home, address, url);
     } catch (error) {
-      listener.server.close();
+      listeners.close();
       throw error;
     }
-    return { settings, apiKey, keySource: source, listener, address, url, tls, lock };
+    return { settings, apiKey, keySource: source, listeners, address, url, tls, lock };
   } catch (error) {
     await lock.release();
     throw error;

@@ -1,8 +1,10 @@
 import type { Socket } from 'node:net';
 import type { Logger } from '../shared/logger.ts';
 import {
+  type ConfigSaved,
   type Dispatch,
   dispatch,
+  type ListenerName,
   type SupervisorMessage,
   type SupervisorStats,
   type WorkerInit,
@@ -14,6 +16,7 @@ import type { Settings } from '../shared/settings.ts';
 import { AwakeClock } from './awake-clock.ts';
 import { CrashPolicy } from './crash-policy.ts';
 import { Handoff } from './handoff.ts';
+import { ServiceHandover } from './service-handover.ts';
 import { Watchdog } from './watchdog.ts';
 import { describeExit, type SpawnWorker, type WorkerExit, type WorkerHandle } from './worker-handle.ts';
 
@@ -30,8 +33,10 @@ export interface SupervisorOptions {
     Pick<Settings, 'crashLimit' | 'crashWindowMs' | 'startupTimeoutMs' | 'heartbeatTimeoutMs'>;
   /** What every worker is told besides its settings. */
   worker: Pick<WorkerInit, 'apiKey' | 'address' | 'allowedHosts' | 'tls'>;
-  /** Stops accepting on the listening socket (at shutdown). */
-  closeListener: () => void;
+  /** Stops accepting on the listening sockets (at shutdown). */
+  closeListeners: () => void;
+  /** What the worker saved that the supervisor owns, such as the GUI address to bind anew. */
+  onConfigSaved?: (saved: ConfigSaved) => void;
   logger: Logger;
   spawn: SpawnWorker;
   /** The recent errors, kept here across workers; the logger's warnings should feed it. */
@@ -51,6 +56,9 @@ interface Slot {
   /** Cancels its pending deadline (startup or drain). */
   cancelDeadline?: () => void;
 }
+
+/** Which worker each listener's connections go to: the newest serving HTTP, or the one holding the service. */
+const feeds: Record<ListenerName, 'http' | 'service'> = { gui: 'http' };
 
 // How much longer than the drain timeout a stopping worker gets before it is killed: the worker
 // enforces the drain timeout itself, this only catches one that cannot.
@@ -74,7 +82,8 @@ export class Supervisor {
   readonly #log: Logger;
   readonly #crashPolicy: CrashPolicy;
   readonly #clock: AwakeClock;
-  readonly #handoff: Handoff;
+  readonly #handoffs: Record<ListenerName, Handoff>;
+  readonly #handover: ServiceHandover;
   readonly #startTime = new Date().toISOString();
   readonly #slots = new Map<WorkerHandle, Slot>();
   #active: Slot | undefined;
@@ -99,7 +108,13 @@ export class Supervisor {
     });
     // A tick later than one and a half intervals is a gap in scheduling, not load.
     this.#clock = new AwakeClock(1.5 * this.#heartbeatEveryMs, options.readClock);
-    this.#handoff = new Handoff(this.#clock, options.settings.maxConnections);
+    this.#handoffs = { gui: new Handoff('gui', this.#clock, options.settings.maxConnections) };
+    this.#handover = new ServiceHandover({
+      clock: this.#clock,
+      logger: this.#log,
+      releaseTimeoutMs: options.settings.drainTimeoutMs,
+      onHolder: (worker) => this.#feed('service', worker),
+    });
     this.done = new Promise((resolve) => {
       this.#resolveDone = resolve;
     });
@@ -123,9 +138,14 @@ export class Supervisor {
     this.#spawn('start');
   }
 
-  /** A connection accepted on the listening socket: to the serving worker, or held until one serves. */
-  accept(socket: Socket): void {
-    this.#handoff.accept(socket);
+  /** A connection accepted on a listening socket: to the worker that serves it, or held until one does. */
+  accept(listener: ListenerName, socket: Socket): void {
+    this.#handoffs[listener].accept(socket);
+  }
+
+  /** The worker that holds the service, if one does. */
+  get serviceHolder(): number | undefined {
+    return this.#handover.holder?.pid;
   }
 
   /** SIGHUP restarts; SIGINT and SIGTERM shut down, and a second one, asked again, ends everything at once. */
@@ -157,8 +177,9 @@ export class Supervisor {
     if (this.#stopping || this.#stopped) return;
     this.#stopping = { exitCode, at: now };
     this.#log.info({ reason, exitCode }, 'shutting down');
-    this.#options.closeListener();
-    this.#handoff.close();
+    this.#options.closeListeners();
+    for (const handoff of Object.values(this.#handoffs)) handoff.close();
+    this.#handover.stop();
     clearTimeout(this.#respawnTimer);
     this.#respawnTimer = undefined;
     if (this.#starting) this.#kill(this.#starting, 'SIGKILL');
@@ -171,8 +192,9 @@ export class Supervisor {
   forceStop(reason: string): void {
     this.#log.warn({ reason }, 'stopping at once: every worker is killed');
     for (const slot of this.#slots.values()) this.#kill(slot, 'SIGKILL');
-    this.#options.closeListener();
-    this.#handoff.close();
+    this.#options.closeListeners();
+    for (const handoff of Object.values(this.#handoffs)) handoff.close();
+    this.#handover.stop();
     this.#finish(EXIT_UNEXPECTED);
   }
 
@@ -187,7 +209,9 @@ export class Supervisor {
 
   readonly #handlers: Dispatch<WorkerMessage, [Slot]> = {
     'syncd:ready': (_message, slot) => this.#onReady(slot),
-    'syncd:accepted': ({ id }, { worker }) => this.#handoff.acknowledged(worker, id),
+    'syncd:accepted': ({ seq }, { worker }) => {
+      for (const handoff of Object.values(this.#handoffs)) handoff.acknowledged(worker, seq);
+    },
     'syncd:action': ({ action }, slot) => {
       // A restart asked through a worker that has already been replaced is satisfied by that replacement.
       if (action === 'restart' && slot !== this.#active) {
@@ -203,7 +227,10 @@ export class Supervisor {
       if (slot !== this.#active || !this.#watchdog) return;
       const sentAt = this.#watchdog.answered(seq);
       if (sentAt === undefined) return;
-      const lost = this.#handoff.dropLost(slot.worker, sentAt);
+      const lost = Object.values(this.#handoffs).reduce(
+        (sum, handoff) => sum + handoff.dropLost(slot.worker, sentAt),
+        0,
+      );
       if (lost > 0) {
         this.#log.warn(
           { workerPid: slot.worker.pid, lost },
@@ -211,6 +238,10 @@ export class Supervisor {
         );
       }
     },
+    'syncd:acquired': ({ seq }, { worker }) => this.#handover.acquired(worker, seq),
+    'syncd:acquire-failed': ({ seq, error }, { worker }) => this.#handover.acquireFailed(worker, seq, error),
+    'syncd:released': ({ seq }, { worker }) => this.#handover.released(worker, seq),
+    'syncd:config-saved': ({ saved }) => this.#options.onConfigSaved?.(saved),
   };
 
   /** Records a change to the recent errors made here, and tells every worker. */
@@ -286,11 +317,20 @@ export class Supervisor {
     this.#active = slot;
     this.#starting = undefined;
     this.#watchdog = new Watchdog(this.#clock, this.#options.settings.heartbeatTimeoutMs);
-    this.#handoff.serveWith(slot.worker);
+    this.#feed('http', slot.worker);
     const fields = { workerPid: slot.worker.pid, startupMs: Math.round(slot.readyAt - slot.startedAt) };
     if (first) this.#log.info({ address: this.#options.worker.address, ...fields }, 'ready');
     else this.#log.info(fields, 'worker ready');
     if (previous) this.#stop(previous, 'restart');
+    // HTTP has moved at once; the service follows once its holder has let go.
+    this.#handover.moveTo(slot.worker);
+  }
+
+  /** From now on the listeners that feed `kind` hand their connections to `worker` (none: they hold them). */
+  #feed(kind: 'http' | 'service', worker: WorkerHandle | undefined): void {
+    for (const [name, handoff] of Object.entries(this.#handoffs) as Array<[ListenerName, Handoff]>) {
+      if (feeds[name] === kind) handoff.serveWith(worker);
+    }
   }
 
   #onExit(worker: WorkerHandle, exit: WorkerExit): void {
@@ -306,7 +346,8 @@ export class Supervisor {
     }
     if (wasStarting) this.#starting = undefined;
     // Connections the worker never took are still whole here: the next worker serves them.
-    this.#handoff.takeBack(worker);
+    for (const handoff of Object.values(this.#handoffs)) handoff.takeBack(worker);
+    this.#handover.exited(worker);
     const description = describeExit(worker.pid, exit);
     if (slot.planned) {
       const clean = exit.code === 0 && !exit.error;

@@ -1,3 +1,4 @@
+import { Requests } from '../shared/ipc/requests.ts';
 import type { AwakeClock } from './awake-clock.ts';
 
 export type Beat = { seq: number } | { hungForMs: number };
@@ -10,9 +11,8 @@ export type Beat = { seq: number } | { hungForMs: number };
 export class Watchdog {
   readonly #clock: AwakeClock;
   readonly #timeoutMs: number;
-  /** Unanswered heartbeats: seq → when it was sent, in awake time. */
-  readonly #unanswered = new Map<number, number>();
-  #seq = 0;
+  /** When each unanswered heartbeat was sent, in awake time. */
+  readonly #unanswered = new Requests<number>();
 
   constructor(clock: AwakeClock, timeoutMs: number) {
     this.#clock = clock;
@@ -22,22 +22,14 @@ export class Watchdog {
   /** The next heartbeat to send, or, when the oldest one has waited past the timeout, how long it has. */
   beat(): Beat {
     const now = this.#clock.now();
-    const oldest = this.#unanswered.values().next().value;
+    const oldest = this.#unanswered.oldest();
     if (oldest !== undefined && now - oldest > this.#timeoutMs)
       return { hungForMs: Math.round(now - oldest) };
-    this.#seq += 1;
-    this.#unanswered.set(this.#seq, now);
-    return { seq: this.#seq };
+    return { seq: this.#unanswered.open(now) };
   }
 
   /** Records an answer; returns when that heartbeat was sent (awake time), or undefined if unknown. */
   answered(seq: number): number | undefined {
-    const sentAt = this.#unanswered.get(seq);
-    // Messages arrive in order: an answer also settles every older question.
-    for (const older of this.#unanswered.keys()) {
-      if (older > seq) break;
-      this.#unanswered.delete(older);
-    }
-    return sentAt;
+    return this.#unanswered.settleUpTo(seq).answered;
   }
 }

@@ -4,6 +4,7 @@ import {
   type Dispatch,
   type DrainReason,
   dispatch,
+  type ListenerName,
   isSupervisorMessage,
   type SupervisorMessage,
   type SupervisorStats,
@@ -13,6 +14,7 @@ import {
 import { type ErrorChange, RecentErrors } from '../shared/recent-errors.ts';
 import { buildApp } from './http/app.ts';
 import { ConnectionPool } from './connections.ts';
+import { Service } from './service/service.ts';
 
 /** The IPC side of the worker's parent: `process` in a real worker. */
 export interface ParentChannel {
@@ -62,17 +64,25 @@ export function runWorker(parent: ParentChannel, options: { testRoutes?: boolean
       );
       let supervisor: SupervisorStats = init.supervisor;
       let draining = false;
+      const service = new Service();
 
       const app = buildApp({
         apiKey: init.apiKey,
         logger,
         errors: { list: errors, change },
-        status: { startTime: new Date(), address: init.address, supervisor: () => supervisor },
+        status: {
+          startTime: new Date(),
+          address: init.address,
+          supervisor: () => supervisor,
+          serviceHeld: () => service.held,
+        },
         onAction: (action) => send({ type: 'syncd:action', action }),
         isDraining: () => draining,
         // Requests come only once connections are served, after the pool exists.
         onProven: (socket) => pool.prove(socket),
-        testRoutes: options.testRoutes,
+        testRoutes: options.testRoutes
+          ? { service, configSaved: (saved) => send({ type: 'syncd:config-saved', saved }) }
+          : undefined,
         allowedHosts: init.allowedHosts,
         limits: { headersTimeoutMs: settings.headersTimeoutMs, requestTimeoutMs: settings.requestTimeoutMs },
         tls: init.tls,
@@ -84,6 +94,8 @@ export function runWorker(parent: ParentChannel, options: { testRoutes?: boolean
           `closed ${evicted} connections that had sent no request with the API key, to stay within ${settings.maxConnections} connections`,
         ),
       );
+      // Each listener's connections, served apart.
+      const pools: Record<ListenerName, ConnectionPool> = { gui: pool };
       const stopReporting = reportDroppedLines(logger, standardOutput());
 
       const drain = async (reason: DrainReason) => {
@@ -92,10 +104,11 @@ export function runWorker(parent: ParentChannel, options: { testRoutes?: boolean
         logger.info({ reason, connections: pool.size }, 'worker draining');
         const idleGraceMs =
           reason === 'restart' ? Math.min(RESTART_IDLE_GRACE_MS, settings.drainTimeoutMs) : 0;
-        const { cut } = await pool.drain({
-          idleGraceMs,
-          timeoutMs: settings.drainTimeoutMs,
-        });
+        // What it holds is let go while its requests are answered: it exits once both are done.
+        const [{ cut }] = await Promise.all([
+          pool.drain({ idleGraceMs, timeoutMs: settings.drainTimeoutMs }),
+          release(),
+        ]);
         if (cut > 0) {
           logger.warn(
             { cut, drainTimeoutMs: settings.drainTimeoutMs },
@@ -108,11 +121,16 @@ export function runWorker(parent: ParentChannel, options: { testRoutes?: boolean
         stopped();
       };
 
+      const release = () =>
+        service
+          .release()
+          .catch((error: Error) => logger.error({ err: error }, 'releasing the service failed'));
+
       const handlers: Dispatch<SupervisorMessage, [unknown]> = {
         'syncd:init': () => logger.warn('a second init from the supervisor was ignored'),
         'syncd:connection': (message, socket) => {
-          pool.serve(socket as Socket);
-          send({ type: 'syncd:accepted', id: message.id });
+          pools[message.listener].serve(socket as Socket);
+          send({ type: 'syncd:accepted', seq: message.seq });
         },
         'syncd:stats': (message) => {
           supervisor = message.supervisor;
@@ -120,6 +138,13 @@ export function runWorker(parent: ParentChannel, options: { testRoutes?: boolean
         'syncd:errors': (message) => errors.apply(message.change),
         'syncd:drain': (message) => void drain(message.reason),
         'syncd:heartbeat': (message) => send({ type: 'syncd:heartbeat', seq: message.seq }),
+        'syncd:acquire': ({ seq }) => {
+          service.acquire().then(
+            () => send({ type: 'syncd:acquired', seq }),
+            (error: Error) => send({ type: 'syncd:acquire-failed', seq, error: error.message }),
+          );
+        },
+        'syncd:release': ({ seq }) => void release().then(() => send({ type: 'syncd:released', seq })),
       };
       send({ type: 'syncd:ready' });
       logger.debug('worker ready');

@@ -44,26 +44,50 @@ export type Action = 'restart' | 'shutdown';
 export type DrainReason = Action;
 
 /**
- * Supervisor to worker. `connection` travels with the accepted socket as its handle; the worker
- * answers `accepted` with the same id, and until then the supervisor keeps its own copy of the
- * socket so that a worker dying with it unread loses nothing. `errors` carries a change to the recent
- * errors made elsewhere (by the supervisor or another worker), so that every copy of the list agrees.
+ * The listening sockets the supervisor owns, each handed to the worker that serves its kind: `gui`, the
+ * REST interface, goes to the newest worker that serves HTTP. (The sync listener of the coming
+ * connections issue joins here, fed to the worker that holds the service.)
+ */
+export type ListenerName = 'gui';
+
+/** What the worker saved to the configuration file, for the supervisor to act on what it owns. */
+export interface ConfigSaved {
+  /** The GUI listening address changed (HOST:PORT): the supervisor binds it and lets the old one go. */
+  guiAddress?: string;
+}
+
+/**
+ * Supervisor to worker. Request-like messages carry a `seq` that their answer repeats (see
+ * requests.ts). `connection` travels with the accepted socket as its handle; the worker answers
+ * `accepted`, and until then the supervisor keeps its own copy of the socket, so that a worker dying
+ * with it unread loses nothing. `acquire` and `release` hand over the service, which one worker at a
+ * time holds (see worker/service/service.ts). `errors` carries a change to the recent errors made
+ * elsewhere (by the supervisor or another worker), so that every copy of the list agrees.
  */
 export type SupervisorMessage =
   | { type: 'syncd:init'; init: WorkerInit }
-  | { type: 'syncd:connection'; id: number }
+  | { type: 'syncd:connection'; seq: number; listener: ListenerName }
   | { type: 'syncd:stats'; supervisor: SupervisorStats }
   | { type: 'syncd:errors'; change: ErrorChange }
   | { type: 'syncd:drain'; reason: DrainReason }
-  | { type: 'syncd:heartbeat'; seq: number };
+  | { type: 'syncd:heartbeat'; seq: number }
+  | { type: 'syncd:acquire'; seq: number }
+  | { type: 'syncd:release'; seq: number };
 
-/** Worker to supervisor. `errors` reports a change the worker made to its copy of the recent errors. */
+/**
+ * Worker to supervisor. `errors` reports a change the worker made to its copy of the recent errors;
+ * `config-saved` what it wrote to the configuration file that the supervisor must act on.
+ */
 export type WorkerMessage =
   | { type: 'syncd:ready' }
-  | { type: 'syncd:accepted'; id: number }
+  | { type: 'syncd:accepted'; seq: number }
   | { type: 'syncd:action'; action: Action }
   | { type: 'syncd:errors'; change: ErrorChange }
-  | { type: 'syncd:heartbeat'; seq: number };
+  | { type: 'syncd:heartbeat'; seq: number }
+  | { type: 'syncd:acquired'; seq: number }
+  | { type: 'syncd:acquire-failed'; seq: number; error: string }
+  | { type: 'syncd:released'; seq: number }
+  | { type: 'syncd:config-saved'; saved: ConfigSaved };
 
 export type SupervisorMessageType = SupervisorMessage['type'];
 export type WorkerMessageType = WorkerMessage['type'];
@@ -82,6 +106,8 @@ const supervisorTypes = {
   'syncd:errors': true,
   'syncd:drain': true,
   'syncd:heartbeat': true,
+  'syncd:acquire': true,
+  'syncd:release': true,
 } as const satisfies Record<SupervisorMessageType, true>;
 const workerTypes = {
   'syncd:ready': true,
@@ -89,6 +115,10 @@ const workerTypes = {
   'syncd:action': true,
   'syncd:errors': true,
   'syncd:heartbeat': true,
+  'syncd:acquired': true,
+  'syncd:acquire-failed': true,
+  'syncd:released': true,
+  'syncd:config-saved': true,
 } as const satisfies Record<WorkerMessageType, true>;
 
 export function isSupervisorMessage(value: unknown): value is SupervisorMessage {

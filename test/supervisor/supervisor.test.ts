@@ -49,7 +49,7 @@ function setup(t: Test, overrides: Partial<SupervisorOptions['settings']> = {}) 
   const supervisor = new Supervisor({
     settings: { ...settings, ...overrides },
     worker: { apiKey: 'key', address: '127.0.0.1:1', allowedHosts: null, tls: null },
-    closeListener: () => {
+    closeListeners: () => {
       listenerOpen = false;
     },
     logger,
@@ -279,7 +279,7 @@ t.test('a connection whose handle never reached the worker is closed, not left h
   worker(0).ready();
   const closed: string[] = [];
   const socket = (name: string) => ({ destroy: () => closed.push(name) }) as unknown as Socket;
-  supervisor.accept(socket('taken'));
+  supervisor.accept('gui', socket('taken'));
   t.same(closed, ['taken'], 'an acknowledged one: only the supervisor copy is closed');
   // Past the worker's open-file limit, Node drops a handle it cannot receive: no acknowledgement comes,
   // yet the worker answers the heartbeats sent after it.
@@ -288,7 +288,7 @@ t.test('a connection whose handle never reached the worker is closed, not left h
     if (message.type === 'syncd:heartbeat') this.say({ type: 'syncd:heartbeat', seq: message.seq });
     void handle;
   };
-  supervisor.accept(socket('lost'));
+  supervisor.accept('gui', socket('lost'));
   await sleep(200);
   t.same(closed, ['taken', 'lost']);
   t.match(
@@ -301,7 +301,7 @@ t.test('while no worker serves connections are held, the oldest closed past the 
   const { supervisor, worker } = setup(t, { maxConnections: 2 });
   const closed: number[] = [];
   const sockets = [0, 1, 2].map((n) => ({ destroy: () => closed.push(n) }) as unknown as Socket);
-  for (const socket of sockets) supervisor.accept(socket);
+  for (const socket of sockets) supervisor.accept('gui', socket);
   t.same(closed, [0], 'the oldest makes room');
   supervisor.start();
   worker(0).ready();
@@ -342,4 +342,96 @@ t.test('SIGHUP restarts; before the first worker is ready it joins the start', a
   supervisor.signal('SIGHUP');
   t.equal(supervisor.stats.restarts, 1);
   t.ok(worker(1));
+});
+
+t.test('the first worker ready is given the service, and its holding is logged', async (t) => {
+  const { supervisor, worker, log } = setup(t);
+  supervisor.start();
+  worker(0).ready();
+  await settle();
+  t.equal(worker(0).received('syncd:acquire').length, 1);
+  t.equal(supervisor.serviceHolder, worker(0).pid);
+  t.match(
+    log.find((line) => line.msg === 'service held'),
+    { workerPid: worker(0).pid, gapMs: Number },
+  );
+});
+
+t.test('at a restart the old worker releases the service before the new one acquires it', async (t) => {
+  const { supervisor, worker } = setup(t);
+  supervisor.start();
+  worker(0).ready();
+  await settle();
+  worker(0).drainsAtOnce = false;
+  worker(0).releases = false;
+  supervisor.restart('API');
+  worker(1).ready();
+  await settle();
+  t.equal(worker(0).received('syncd:release').length, 1, 'the holder is asked to let go');
+  t.same(worker(1).received('syncd:acquire'), [], 'the new worker is not asked to acquire while it holds it');
+  t.ok(worker(0).holds && !worker(1).holds, 'never both');
+  t.equal(supervisor.serviceHolder, worker(0).pid);
+  const [release] = worker(0).received('syncd:release');
+  worker(0).holds = false;
+  worker(0).say({ type: 'syncd:released', seq: release?.seq ?? 0 });
+  t.equal(supervisor.serviceHolder, undefined, 'between the two, nothing holds it');
+  await settle();
+  t.equal(worker(1).received('syncd:acquire').length, 1, 'then the new one acquires');
+  t.equal(supervisor.serviceHolder, worker(1).pid);
+});
+
+t.test('a worker that will not release the service is killed, then its successor acquires it', async (t) => {
+  const { supervisor, worker, log } = setup(t, { drainTimeoutMs: 100 });
+  supervisor.start();
+  worker(0).ready();
+  await settle();
+  worker(0).drainsAtOnce = false;
+  worker(0).releases = false;
+  supervisor.restart('API');
+  worker(1).ready();
+  await sleep(300);
+  t.same(worker(0).signals, ['SIGKILL']);
+  t.ok(log.some((line) => /did not release the service within 100ms; killing it/.test(line.msg)));
+  t.equal(supervisor.serviceHolder, worker(1).pid);
+  t.equal(supervisor.stats.crashes, 0, 'a planned stop, not a crash');
+});
+
+t.test('an acquire that fails is tried again on the same worker, and reported', async (t) => {
+  const { supervisor, worker, errors } = setup(t);
+
+  supervisor.start();
+  worker(0).acquires = 'fails';
+  worker(0).ready();
+  await settle();
+  t.equal(supervisor.serviceHolder, undefined);
+  t.match(errors.list(), [{ message: /could not acquire the service: disk on fire; trying again in 100ms/ }]);
+  worker(0).acquires = 'at once';
+  await sleep(250);
+  t.equal(worker(0).received('syncd:acquire').length, 2);
+  t.equal(supervisor.serviceHolder, worker(0).pid, 'held on the second try');
+  t.equal(supervisor.state, 'running', 'HTTP was served all along');
+});
+
+t.test('when the holder crashes, its replacement acquires the service once ready', async (t) => {
+  const { supervisor, worker } = setup(t);
+  supervisor.start();
+  worker(0).ready();
+  await settle();
+  worker(0).exit({ code: 1 });
+  t.equal(supervisor.serviceHolder, undefined);
+  await sleep(150);
+  worker(1).ready();
+  await settle();
+  t.equal(supervisor.serviceHolder, worker(1).pid);
+});
+
+t.test('nothing is acquired once the supervisor is stopping', async (t) => {
+  const { supervisor, worker } = setup(t);
+  supervisor.start();
+  worker(0).acquires = 'never';
+  worker(0).ready();
+  supervisor.shutdown('SIGTERM');
+  worker(0).say({ type: 'syncd:acquired', seq: 1 });
+  t.equal(await supervisor.done, 0);
+  t.equal(worker(0).received('syncd:acquire').length, 1);
 });

@@ -20,7 +20,7 @@ import {
 } from './http-errors.ts';
 import { answerClientError } from './client-errors.ts';
 import { type ErrorList, type StatusSource, systemRoutes } from './routes/system.ts';
-import { testRoutes } from './routes/test.ts';
+import { type TestRouteOptions, testRoutes } from './routes/test.ts';
 
 /** The largest request body accepted (the error text posted to /rest/system/error included). */
 export const BODY_LIMIT = 64 * 1024;
@@ -37,8 +37,8 @@ export interface AppOptions {
   isDraining: () => boolean;
   /** A connection sent a request with the API key (see ConnectionPool.prove). */
   onProven?: (socket: Socket) => void;
-  /** Adds the misbehaving /rest/test routes (SYNCD_TEST_ROUTES=1); for tests only. */
-  testRoutes?: boolean;
+  /** Adds the misbehaving /rest/test routes (SYNCD_TEST_ROUTES=1), acting on this service; for tests only. */
+  testRoutes?: TestRouteOptions;
   /** Host header values accepted (null: any); see shared/hosts.ts. */
   allowedHosts?: string[] | null;
   /** Failed keys per client; a fresh counter when not given. */
@@ -178,7 +178,7 @@ export function buildApp(options: AppOptions) {
     prefix: '/rest/system',
     closeAfterAnswering: (request: FastifyRequest) => connections.closeAfterAnswering(request),
   });
-  if (options.testRoutes) app.register(testRoutes, { prefix: '/rest/test' });
+  if (options.testRoutes) app.register(testRoutes, { ...options.testRoutes, prefix: '/rest/test' });
   return app;
 }
 

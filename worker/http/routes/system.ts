@@ -16,6 +16,8 @@ export interface StatusSource {
   /** HOST:PORT the supervisor bound. */
   address: string;
   supervisor: () => SupervisorStats;
+  /** Whether this worker holds the service (see worker/service/service.ts). */
+  serviceHeld?: () => boolean;
 }
 
 interface SystemRouteOptions extends FastifyPluginOptions {
@@ -74,6 +76,7 @@ export async function systemRoutes(app: FastifyInstance, options: SystemRouteOpt
       guiAddressUsed: status.address,
       memory: { rss: memory.rss, heapUsed: memory.heapUsed },
       supervisor: status.supervisor(),
+      service: { held: status.serviceHeld?.() ?? false },
       pathSeparator: sep,
       tilde: homedir(),
     };

@@ -1,14 +1,51 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyPluginOptions } from 'fastify';
+import type { ConfigSaved } from '../../../shared/ipc/protocol.ts';
+import type { Service } from '../../service/service.ts';
 
 /** Set to 1 in the environment to get these routes; for the project's own tests, never in production. */
 export const TEST_ROUTES_ENV = 'SYNCD_TEST_ROUTES';
 
 /**
  * Routes that misbehave on purpose, so that process-level tests can prove what the supervisor does
- * with a slow request, a flood of log lines, a crash, a blocked event loop or an exhausted heap.
+ * with a slow request, a flood of log lines, a crash, a blocked event loop, an exhausted heap, or a
+ * service that cannot be acquired or will not be released.
  * Registered under /rest/test.
  */
-export async function testRoutes(app: FastifyInstance): Promise<void> {
+export interface TestRouteOptions {
+  service?: Service;
+  /** Tells the supervisor what was saved, as the configuration endpoints do. */
+  configSaved?: (saved: ConfigSaved) => void;
+}
+
+export async function testRoutes(
+  app: FastifyInstance,
+  options: TestRouteOptions & FastifyPluginOptions,
+): Promise<void> {
+  // The service's next acquire fails or never ends (acquire=fail|hang), its next release never ends
+  // (release=hang): a worker that cannot take the service, or will not let it go.
+  // As if the GUI address had been saved in the configuration: the supervisor moves the listener.
+  app.post('/config-saved', async (request) => {
+    const { guiAddress } = request.query as { guiAddress?: string };
+    options.configSaved?.({ guiAddress });
+    return { ok: 'told the supervisor' };
+  });
+  app.post('/service', async (request) => {
+    const query = request.query as { acquire?: string; release?: string };
+    const never = () => new Promise<void>(() => {});
+    if (!options.service) return { ok: 'no service here' };
+    options.service.hooks = {
+      beforeAcquire:
+        query.acquire === 'fail'
+          ? async () => {
+              throw new Error('acquiring failed, as a test asked');
+            }
+          : query.acquire === 'hang'
+            ? never
+            : undefined,
+      beforeRelease: query.release === 'hang' ? never : undefined,
+    };
+    return { ok: 'service hooks set' };
+  });
   // Answers after `ms` milliseconds; with `chunks`, streams that many parts spread over the time.
   app.get('/slow', async (request, reply) => {
     const query = request.query as { ms?: string; chunks?: string };

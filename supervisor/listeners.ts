@@ -1,5 +1,6 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { type Address, formatAddress } from '../shared/address.ts';
+import type { ListenerName } from '../shared/ipc/protocol.ts';
 import { SettingError, settingLabel } from '../shared/settings.ts';
 
 export interface Listener {
@@ -51,3 +52,37 @@ const reasons: Record<string, string> = {
   ENOTFOUND: 'the host name does not resolve (ENOTFOUND)',
   EAI_AGAIN: 'the host name does not resolve (EAI_AGAIN)',
 };
+
+/**
+ * The listening sockets the supervisor owns, by name. Binding a name that is bound already replaces
+ * its socket without refusing a connection: the new one listens first, then the old one stops accepting
+ * (connections it accepted are served as usual).
+ */
+export class Listeners {
+  readonly #bound = new Map<ListenerName, Listener>();
+  #accept: ((name: ListenerName, socket: Socket) => void) | undefined;
+
+  async bind(name: ListenerName, address: Address): Promise<Listener> {
+    const listener = await bindListener(address);
+    const old = this.#bound.get(name);
+    this.#bound.set(name, listener);
+    const accept = this.#accept;
+    if (accept) listener.startAccepting((socket) => accept(name, socket));
+    old?.server.close();
+    return listener;
+  }
+
+  get(name: ListenerName): Listener | undefined {
+    return this.#bound.get(name);
+  }
+
+  /** Sends every connection of every listener to `accept` from now on, those accepted so far first. */
+  startAccepting(accept: (name: ListenerName, socket: Socket) => void): void {
+    this.#accept = accept;
+    for (const [name, listener] of this.#bound) listener.startAccepting((socket) => accept(name, socket));
+  }
+
+  close(): void {
+    for (const listener of this.#bound.values()) listener.server.close();
+  }
+}
