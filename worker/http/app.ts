@@ -1,5 +1,5 @@
 import Fastify, { type FastifyReply, type FastifyRequest, LogController } from 'fastify';
-import { createServer } from 'node:http';
+import { createServer, STATUS_CODES } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import { hostAllowed } from '../../shared/hosts.ts';
@@ -7,7 +7,9 @@ import type { Logger } from '../../shared/logger.ts';
 import type { Action } from '../../shared/ipc/protocol.ts';
 import { apiKeyChecker } from './auth.ts';
 import { AuthFailures } from './auth-failures.ts';
+import { AllowedMethods } from './allowed-methods.ts';
 import {
+  codeOf,
   type ErrorBody,
   errorBody,
   HttpError,
@@ -22,9 +24,8 @@ import { answerClientError } from './client-errors.ts';
 import { type ErrorList, type StatusSource, systemRoutes } from './routes/system.ts';
 import { type TestRouteOptions, testRoutes } from './routes/test.ts';
 
-/** The largest request body accepted (the error text posted to /rest/system/error included). */
-export const BODY_LIMIT = 64 * 1024;
-const RAW_BODY_TYPE = 'application/octet-stream';
+/** The largest request body accepted by routes that set no limit of their own (/rest/system: 64 KiB). */
+export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
 export interface AppOptions {
   apiKey: string;
@@ -64,7 +65,7 @@ export function buildApp(options: AppOptions) {
     loggerInstance: options.logger,
     // One log line per request halves throughput; failures are logged where they are handled.
     logController: new LogController({ disableRequestLogging: true }),
-    bodyLimit: BODY_LIMIT,
+    bodyLimit: DEFAULT_BODY_LIMIT,
     // A stopping worker still answers the requests it holds; the supervisor sends it no new ones.
     return503OnClosing: false,
     forceCloseConnections: false,
@@ -96,16 +97,8 @@ export function buildApp(options: AppOptions) {
     },
   });
 
-  // Action endpoints take a body of any type, or none, and never answer 415: keep every body raw.
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
-
-  const routesByPath = new Map<string, Set<string>>();
-  app.addHook('onRoute', (route) => {
-    const methods = routesByPath.get(route.url) ?? new Set<string>();
-    for (const method of [route.method].flat()) methods.add(method);
-    routesByPath.set(route.url, methods);
-  });
+  const allowedMethods = new AllowedMethods();
+  app.addHook('onRoute', (route) => allowedMethods.add(route.method, route.url));
 
   const keyMatches = apiKeyChecker(options.apiKey);
   const allowedHosts = options.allowedHosts ?? null;
@@ -115,8 +108,6 @@ export function buildApp(options: AppOptions) {
   app.addHook('onRequest', (request, reply, done) => {
     connections.started(request, reply);
     reply.header('cache-control', 'no-cache, no-store');
-    // Bodies are kept raw whatever they claim to be, so a malformed type must not turn into a 415.
-    if (request.headers['content-type'] !== undefined) request.headers['content-type'] = RAW_BODY_TYPE;
     const rawHeaders = request.raw.rawHeaders;
     if (rawHeaders.length > 2 * MAX_HEADER_COUNT || headerBytes(rawHeaders) > MAX_HEADER_BYTES) {
       done(headersTooLarge(rawHeaders.length / 2));
@@ -163,8 +154,8 @@ export function buildApp(options: AppOptions) {
 
   app.setNotFoundHandler(async (request) => {
     const path = request.url.split('?', 1)[0] as string;
-    const allowed = routesByPath.get(path);
-    if (allowed) throw methodNotAllowed(request.method, path, [...allowed].sort());
+    const allowed = allowedMethods.of(path);
+    if (allowed.length > 0) throw methodNotAllowed(request.method, path, allowed);
     throw notFound(request.method, path);
   });
 
@@ -249,13 +240,20 @@ function replyWithError(
   request: FastifyRequest,
   reply: FastifyReply,
 ): ErrorBody {
-  const statusCode = error.statusCode !== undefined && error.statusCode >= 400 ? error.statusCode : 500;
-  if (error instanceof HttpError) reply.headers(error.headers);
-  reply.code(statusCode);
-  if (statusCode >= 500 && !(error instanceof HttpError)) {
-    request.log.error({ err: error, method: request.method, url: request.url }, 'request failed');
-    return errorBody(500, 'internal error; the worker log has the details');
+  if (error instanceof HttpError) {
+    reply.headers(error.headers);
+    reply.code(error.statusCode);
+    return errorBody(error.code, error.message);
   }
-  return errorBody(statusCode, error.message);
+  // Fastify's own refusals (a body too large, a malformed JSON body) keep their status and message.
+  const statusCode = error.statusCode !== undefined && error.statusCode >= 400 ? error.statusCode : 500;
+  if (statusCode >= 500) {
+    request.log.error({ err: error, method: request.method, url: request.url }, 'request failed');
+    reply.code(500);
+    return errorBody('SYNCD_ERR_INTERNAL', 'internal error; the worker log has the details');
+  }
+  const answer = errorBody(codeOf(statusCode), error.message);
+  reply.code(statusCode);
+  return { ...answer, statusCode, error: STATUS_CODES[statusCode] ?? answer.error };
 }
 export type App = ReturnType<typeof buildApp>;

@@ -1,25 +1,29 @@
 import type { Socket } from 'node:net';
-import { errorBody } from './http-errors.ts';
+import { type ErrorCode, errorBody } from './http-errors.ts';
 
 // Node's HTTP parser rejects some requests before any route sees them; they are answered in the same
 // JSON shape as every other error, with a message that names the limit.
-const answers: Record<string, [number, string]> = {
+const answers: Record<string, [ErrorCode, string]> = {
   ERR_HTTP_REQUEST_TIMEOUT: [
-    408,
+    'SYNCD_ERR_REQUEST_TIMEOUT',
     'the request was not sent in full in time (--headers-timeout, --request-timeout)',
   ],
-  HPE_HEADER_OVERFLOW: [431, "the request's headers are larger than 16 KiB"],
+  HPE_HEADER_OVERFLOW: ['SYNCD_ERR_HEADERS_TOO_LARGE', "the request's headers are larger than 16 KiB"],
 };
 
 /** Fastify's clientErrorHandler: the answer to a request the parser could not take, then the close. */
 export function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
   // A reset connection has nobody left to answer.
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  const [status, message] = answers[error.code ?? ''] ?? [400, `malformed request: ${error.message}`];
-  const body = JSON.stringify(errorBody(status, message));
+  const [code, message] = answers[error.code ?? ''] ?? [
+    'SYNCD_ERR_MALFORMED_REQUEST',
+    `malformed request: ${error.message}`,
+  ];
+  const answer = errorBody(code, message);
+  const body = JSON.stringify(answer);
   if (socket.writable) {
     socket.write(
-      `HTTP/1.1 ${status} ${errorBody(status, '').error}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `HTTP/1.1 ${answer.statusCode} ${answer.error}\r\nContent-Type: application/json; charset=utf-8\r\n` +
         `Content-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-cache, no-store\r\nConnection: close\r\n\r\n${body}`,
     );
   }

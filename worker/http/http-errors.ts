@@ -1,65 +1,113 @@
 import { STATUS_CODES } from 'node:http';
 
-// Every error response the service sends has this one JSON shape.
+/**
+ * Every error response the service sends has this one JSON shape: `code` is stable and meant for
+ * programs, `message` names the problem for people.
+ */
 export interface ErrorBody {
   statusCode: number;
   error: string;
+  code: ErrorCode;
   message: string;
-}
-
-export function errorBody(statusCode: number, message: string): ErrorBody {
-  return { statusCode, error: STATUS_CODES[statusCode] ?? 'Error', message };
 }
 
 /** An error a route throws to answer with its status; `headers` go on the response. */
 export class HttpError extends Error {
   readonly statusCode: number;
+  readonly code: ErrorCode;
   readonly headers: Record<string, string>;
-  constructor(statusCode: number, message: string, headers: Record<string, string> = {}) {
+  constructor(code: ErrorCode, message: string, headers: Record<string, string> = {}) {
     super(message);
     this.name = 'HttpError';
-    this.statusCode = statusCode;
+    this.code = code;
+    this.statusCode = statuses[code];
     this.headers = headers;
   }
 }
 
+// The catalog: every code the service answers with, and its status. Grouped by what refuses.
+const statuses = {
+  // The request itself, before any route.
+  SYNCD_ERR_MALFORMED_REQUEST: 400,
+  SYNCD_ERR_REQUEST_TIMEOUT: 408,
+  SYNCD_ERR_BODY_TOO_LARGE: 413,
+  SYNCD_ERR_UNSUPPORTED_MEDIA_TYPE: 415,
+  SYNCD_ERR_HEADERS_TOO_LARGE: 431,
+  // Who may ask.
+  SYNCD_ERR_UNAUTHORIZED: 401,
+  SYNCD_ERR_HOST_NOT_ALLOWED: 403,
+  SYNCD_ERR_TOO_MANY_FAILURES: 429,
+  // What is asked.
+  SYNCD_ERR_NOT_FOUND: 404,
+  SYNCD_ERR_METHOD_NOT_ALLOWED: 405,
+  SYNCD_ERR_BAD_REQUEST: 400,
+  SYNCD_ERR_EMPTY_ERROR_TEXT: 400,
+  SYNCD_ERR_NOT_IMPLEMENTED: 501,
+  // Ours.
+  SYNCD_ERR_INTERNAL: 500,
+} as const;
+
+export type ErrorCode = keyof typeof statuses;
+
+export function errorBody(code: ErrorCode, message: string): ErrorBody {
+  const statusCode = statuses[code];
+  return { statusCode, error: STATUS_CODES[statusCode] ?? 'Error', code, message };
+}
+
+/** The code of an error Fastify itself raised (a body too large, a malformed JSON body), by its status. */
+export function codeOf(statusCode: number): ErrorCode {
+  if (statusCode === 413) return 'SYNCD_ERR_BODY_TOO_LARGE';
+  if (statusCode === 415) return 'SYNCD_ERR_UNSUPPORTED_MEDIA_TYPE';
+  if (statusCode === 408) return 'SYNCD_ERR_REQUEST_TIMEOUT';
+  if (statusCode === 431) return 'SYNCD_ERR_HEADERS_TOO_LARGE';
+  if (statusCode === 404) return 'SYNCD_ERR_NOT_FOUND';
+  return statusCode < 500 ? 'SYNCD_ERR_BAD_REQUEST' : 'SYNCD_ERR_INTERNAL';
+}
+
 export const unauthorized = () =>
-  new HttpError(401, 'missing or wrong API key: send it as X-API-Key: KEY or Authorization: Bearer KEY', {
-    'www-authenticate': 'Bearer',
-  });
+  new HttpError(
+    'SYNCD_ERR_UNAUTHORIZED',
+    'missing or wrong API key: send it as X-API-Key: KEY or Authorization: Bearer KEY',
+    { 'www-authenticate': 'Bearer' },
+  );
 
 export const notFound = (method: string, path: string) =>
-  new HttpError(404, `no such endpoint: ${method} ${path}`);
+  new HttpError('SYNCD_ERR_NOT_FOUND', `no such endpoint: ${method} ${path}`);
 
 export const methodNotAllowed = (method: string, path: string, allowed: readonly string[]) =>
-  new HttpError(405, `${path} does not accept ${method}; it accepts ${allowed.join(', ')}`, {
-    allow: allowed.join(', '),
-  });
+  new HttpError(
+    'SYNCD_ERR_METHOD_NOT_ALLOWED',
+    `${path} does not accept ${method}; it accepts ${allowed.join(', ')}`,
+    {
+      allow: allowed.join(', '),
+    },
+  );
 
 export const notImplemented = (method: string, path: string) =>
-  new HttpError(501, `${method} ${path} is not implemented yet in syncd`);
+  new HttpError('SYNCD_ERR_NOT_IMPLEMENTED', `${method} ${path} is not implemented yet in syncd`);
 
 export const emptyErrorText = () =>
-  new HttpError(400, 'the error text is empty: send it as the request body, for example curl -d "disk full"');
+  new HttpError(
+    'SYNCD_ERR_EMPTY_ERROR_TEXT',
+    'the error text is empty: send it as the request body, for example curl -d "disk full"',
+  );
 
 export const hostNotAllowed = (host: string) =>
   new HttpError(
-    403,
+    'SYNCD_ERR_HOST_NOT_ALLOWED',
     `Host "${host}" is not allowed: this service answers loopback names only (add others with --allowed-hosts)`,
   );
 
 export const tooManyFailures = (retryAfterSeconds: number) =>
   new HttpError(
-    429,
+    'SYNCD_ERR_TOO_MANY_FAILURES',
     `too many requests with a missing or wrong API key; try again in ${retryAfterSeconds} s`,
-    {
-      'retry-after': String(retryAfterSeconds),
-    },
+    { 'retry-after': String(retryAfterSeconds) },
   );
 
 export const headersTooLarge = (lines: number) =>
   new HttpError(
-    431,
+    'SYNCD_ERR_HEADERS_TOO_LARGE',
     `the request's headers are too large: at most ${MAX_HEADER_LINES} lines and ${MAX_HEADER_KIB} KiB in all (it sent ${lines} lines)`,
   );
 

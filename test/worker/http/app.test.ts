@@ -2,9 +2,11 @@ import { Writable } from 'node:stream';
 import t, { type Test } from 'tap';
 import { createLogger } from '../../../shared/logger.ts';
 import type { Action } from '../../../shared/ipc/protocol.ts';
-import { BODY_LIMIT, buildApp } from '../../../worker/http/app.ts';
+import { buildApp } from '../../../worker/http/app.ts';
+import { BODY_LIMIT } from '../../../worker/http/routes/system.ts';
 import { AuthFailures } from '../../../worker/http/auth-failures.ts';
 import { RecentErrors } from '../../../shared/recent-errors.ts';
+import { appOptions, testApiKey } from '../../helpers/app.ts';
 import { localErrors } from '../../../worker/http/routes/system.ts';
 
 const apiKey = 'an-api-key-for-tests-0123456789';
@@ -404,3 +406,58 @@ async function app(
   });
   return response.statusCode;
 }
+
+t.test('a wrong method on a parametric path gets 405 with Allow, as on a fixed one', async (t) => {
+  const app = buildApp(appOptions());
+  app.get('/rest/example/:id', async () => ({ ok: true }));
+  app.delete('/rest/example/:id', async () => ({ ok: true }));
+  await app.ready();
+  t.teardown(() => app.close());
+  const response = await app.inject({
+    method: 'PUT',
+    url: '/rest/example/7?x=1',
+    headers: { 'x-api-key': testApiKey },
+  });
+  t.equal(response.statusCode, 405);
+  t.equal(response.headers.allow, 'DELETE, GET, HEAD');
+  t.match(response.json(), {
+    code: 'SYNCD_ERR_METHOD_NOT_ALLOWED',
+    message: /\/rest\/example\/7 does not accept PUT/,
+  });
+  t.equal((await app.inject({ url: '/rest/example', headers: { 'x-api-key': testApiKey } })).statusCode, 404);
+});
+
+t.test('every error has a stable code beside its status, one per kind', async (t) => {
+  const { inject } = await setup(t);
+  const cases: Array<[string, string, Record<string, string>, string | undefined, string]> = [
+    ['GET', '/rest/system/nope', {}, undefined, 'SYNCD_ERR_NOT_FOUND'],
+    ['GET', '/rest/system/restart', {}, undefined, 'SYNCD_ERR_METHOD_NOT_ALLOWED'],
+    ['GET', '/rest/system/ping', { 'x-api-key': 'wrong' }, undefined, 'SYNCD_ERR_UNAUTHORIZED'],
+    ['POST', '/rest/system/error', {}, '', 'SYNCD_ERR_EMPTY_ERROR_TEXT'],
+    ['POST', '/rest/system/error', {}, 'x'.repeat(BODY_LIMIT + 1), 'SYNCD_ERR_BODY_TOO_LARGE'],
+    ['POST', '/rest/system/pause', {}, undefined, 'SYNCD_ERR_NOT_IMPLEMENTED'],
+  ];
+  for (const [method, path, headers, payload, code] of cases) {
+    const response = await inject(method, path, { headers, payload });
+    t.equal(response.json().code, code, `${method} ${path}`);
+  }
+});
+
+t.test("the raw-body rule and the 64 KiB limit are the actions' own: other routes parse JSON", async (t) => {
+  const app = buildApp(appOptions());
+  app.post('/rest/example', async (request) => ({ got: request.body }));
+  await app.ready();
+  t.teardown(() => app.close());
+  const headers = { 'x-api-key': testApiKey, 'content-type': 'application/json' };
+  const parsed = await app.inject({ method: 'POST', url: '/rest/example', headers, payload: '{"a":1}' });
+  t.same(parsed.json(), { got: { a: 1 } }, 'a JSON body is parsed');
+  const large = await app.inject({
+    method: 'POST',
+    url: '/rest/example',
+    headers,
+    payload: JSON.stringify({ a: 'x'.repeat(BODY_LIMIT * 2) }),
+  });
+  t.equal(large.statusCode, 200, "and may be larger than an action's");
+  const malformed = await app.inject({ method: 'POST', url: '/rest/example', headers, payload: '{not json' });
+  t.match(malformed.json(), { statusCode: 400, code: 'SYNCD_ERR_BAD_REQUEST' });
+});

@@ -91,7 +91,7 @@ t.test('requests the parser refuses get the same JSON error shape, and the conne
     t.match(received, new RegExp(`^HTTP/1\\.1 ${status} `), what);
     t.match(received, /content-type: application\/json; charset=utf-8/i, `${what}: JSON`);
     const body = JSON.parse(received.slice(received.indexOf('\r\n\r\n') + 4));
-    t.same(Object.keys(body), ['statusCode', 'error', 'message'], `${what}: the documented shape`);
+    t.same(Object.keys(body), ['statusCode', 'error', 'code', 'message'], `${what}: the documented shape`);
     t.match(body, { statusCode: status, message }, what);
   }
 });

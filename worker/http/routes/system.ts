@@ -28,9 +28,24 @@ interface SystemRouteOptions extends FastifyPluginOptions {
   closeAfterAnswering: (request: FastifyRequest) => void;
 }
 
+/** The largest body an action accepts: the error text posted to /rest/system/error included. */
+export const BODY_LIMIT = 64 * 1024;
+const RAW_BODY_TYPE = 'application/octet-stream';
+
 /** The /rest/system endpoints; registered under that prefix. */
 export async function systemRoutes(app: FastifyInstance, options: SystemRouteOptions): Promise<void> {
   const { errors, status, onAction, closeAfterAnswering } = options;
+
+  // Actions take a body of any type, or none, and never answer 415: every body stays raw, and a
+  // malformed type is not even looked at. Only here: other routes parse what they are sent.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, (_request, body, done) =>
+    done(null, body),
+  );
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (request.headers['content-type'] !== undefined) request.headers['content-type'] = RAW_BODY_TYPE;
+    done();
+  });
   const pong = { ping: 'pong' };
 
   app.get('/ping', async () => pong);
