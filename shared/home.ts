@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { MIN_API_KEY_LENGTH, SettingError, settingLabel } from './settings.ts';
+import { CONFIG_VERSION, loadConfig, type StoredConfig } from './config/config-file.ts';
+import { SettingError, settingLabel } from './settings.ts';
 
 // What the state folder holds: config.json (the API key, mode 0600), the GUI's TLS pair when generated,
 // and, while the service runs, `lock` (which process serves from it) and `address` and `url`, where it
@@ -9,11 +10,6 @@ import { MIN_API_KEY_LENGTH, SettingError, settingLabel } from './settings.ts';
 export const CONFIG_FILE = 'config.json';
 export const ADDRESS_FILE = 'address';
 export const URL_FILE = 'url';
-
-export interface StoredConfig {
-  apiKey?: string;
-  [other: string]: unknown;
-}
 
 /** Creates the home (mode 0700) if missing; a home that cannot be made or written is a SettingError. */
 export async function prepareHome(home: string): Promise<void> {
@@ -32,21 +28,25 @@ export async function prepareHome(home: string): Promise<void> {
 
 /**
  * The key to serve with: the given one, else the one stored in config.json, else a new one that is
- * stored there. A config.json that cannot be read as a JSON object is a SettingError and is never
- * overwritten.
+ * stored there. A config.json of an older version is migrated and saved; one that cannot be used is a
+ * SettingError and is never overwritten. The supervisor writes config.json only here, at start: from
+ * then on the worker is its one writer.
  */
 export async function resolveApiKey(
   home: string,
   givenKey: string | undefined,
 ): Promise<{ apiKey: string; source: 'setting' | 'config' | 'generated' }> {
   const path = join(home, CONFIG_FILE);
-  const stored = await readConfig(path);
+  const loaded = await loadConfig(path);
+  const config = loaded?.config ?? { version: CONFIG_VERSION };
+  const save = () => writeFileAtomic(path, `${JSON.stringify(config, null, 2)}\n`, 0o600);
+  if (loaded?.migrated) await save();
   if (givenKey !== undefined) return { apiKey: givenKey, source: 'setting' };
-  if (stored?.apiKey !== undefined) return { apiKey: stored.apiKey, source: 'config' };
+  if (config.apiKey !== undefined) return { apiKey: config.apiKey, source: 'config' };
 
-  const apiKey = newApiKey();
-  await writeFileAtomic(path, `${JSON.stringify({ ...stored, apiKey }, null, 2)}\n`, 0o600);
-  return { apiKey, source: 'generated' };
+  config.apiKey = newApiKey();
+  await save();
+  return { apiKey: config.apiKey, source: 'generated' };
 }
 
 /**
@@ -60,31 +60,9 @@ export function newApiKey(): string {
   }
 }
 
-/** Reads config.json; undefined when it does not exist. */
+/** Reads config.json; undefined when it does not exist. Throws SettingError as loadConfig does. */
 export async function readConfig(path: string): Promise<StoredConfig | undefined> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new SettingError(path, `cannot be read: ${(error as Error).message}`, { cause: error });
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new SettingError(path, `is not valid JSON (${(error as Error).message}); fix or remove it`, {
-      cause: error,
-    });
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new SettingError(path, 'must hold a JSON object; fix or remove it');
-  }
-  const { apiKey } = value as StoredConfig;
-  if (apiKey !== undefined && (typeof apiKey !== 'string' || apiKey.length < MIN_API_KEY_LENGTH)) {
-    throw new SettingError(path, `"apiKey" must be a string of at least ${MIN_API_KEY_LENGTH} characters`);
-  }
-  return value as StoredConfig;
+  return (await loadConfig(path))?.config;
 }
 
 /**

@@ -1,13 +1,19 @@
 import { X509Certificate } from 'node:crypto';
 import { createSecureContext } from 'node:tls';
-import { readFile } from 'node:fs/promises';
+import { readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SettingError, settingLabel } from './settings.ts';
 import { writeFileAtomic } from './home.ts';
 
 // The self-signed pair, kept in the home so that every restart and every start serves the same one.
-export const TLS_CERT_FILE = 'tls-cert.pem';
-export const TLS_KEY_FILE = 'tls-key.pem';
+// Syncthing's names for the GUI's pair: cert.pem and key.pem are the device's identity.
+export const TLS_CERT_FILE = 'https-cert.pem';
+export const TLS_KEY_FILE = 'https-key.pem';
+// What earlier versions called them; moved to the names above at start.
+const OLD_FILES: ReadonlyArray<[string, string]> = [
+  ['tls-cert.pem', TLS_CERT_FILE],
+  ['tls-key.pem', TLS_KEY_FILE],
+];
 
 export interface TlsPair {
   cert: string;
@@ -27,6 +33,7 @@ export async function loadTls(home: string, given: { cert?: string; key?: string
     check(cert, key, `${settingLabel('tlsCert')} and ${settingLabel('tlsKey')}`);
     return { cert, key, source: 'setting' };
   }
+  await renameOldFiles(home);
   const certPath = join(home, TLS_CERT_FILE);
   const keyPath = join(home, TLS_KEY_FILE);
   const [cert, key] = await Promise.all([readOptional(certPath), readOptional(keyPath)]);
@@ -45,6 +52,21 @@ export async function loadTls(home: string, given: { cert?: string; key?: string
   await writeFileAtomic(keyPath, pair.key, 0o600);
   await writeFileAtomic(certPath, pair.cert, 0o644);
   return { ...pair, source: 'generated' };
+}
+
+/** The pair under the names of earlier versions takes today's names, unless a file has them already. */
+async function renameOldFiles(home: string): Promise<void> {
+  for (const [old, now] of OLD_FILES) {
+    const [from, to] = [join(home, old), join(home, now)];
+    if ((await readOptional(from)) === undefined || (await readOptional(to)) !== undefined) continue;
+    try {
+      await rename(from, to);
+    } catch (error) {
+      throw new SettingError(from, `cannot be renamed to ${now}: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+  }
 }
 
 /** Its SHA-256 fingerprint, as the log shows it so that a client can be pinned to it. */

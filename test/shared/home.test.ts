@@ -40,7 +40,7 @@ t.test('a key is generated once, stored with mode 0600 and reused', async (t) =>
   t.ok(first.apiKey.length >= 32, `${first.apiKey.length} characters`);
   const path = join(home, 'config.json');
   t.equal((await stat(path)).mode & 0o777, 0o600);
-  t.same(JSON.parse(await readFile(path, 'utf8')), { apiKey: first.apiKey });
+  t.same(JSON.parse(await readFile(path, 'utf8')), { version: 1, apiKey: first.apiKey });
 
   const second = await resolveApiKey(home, undefined);
   t.same(second, { apiKey: first.apiKey, source: 'config' });
@@ -64,7 +64,7 @@ t.test('other fields of config.json are kept when a key is added', async (t) => 
   const home = await tempHome(t);
   await writeFile(join(home, 'config.json'), '{"note": "mine"}');
   const { apiKey } = await resolveApiKey(home, undefined);
-  t.same(JSON.parse(await readFile(join(home, 'config.json'), 'utf8')), { note: 'mine', apiKey });
+  t.same(JSON.parse(await readFile(join(home, 'config.json'), 'utf8')), { note: 'mine', version: 1, apiKey });
 });
 
 t.test('a malformed config.json is reported and never overwritten', async (t) => {

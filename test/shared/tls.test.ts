@@ -1,5 +1,5 @@
 import { X509Certificate } from 'node:crypto';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { connect } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,7 +33,7 @@ t.test('a self-signed pair is generated into the home once and reused', async (t
   const home = await tempDir(t);
   const first = await loadTls(home, {});
   t.equal(first.source, 'generated');
-  t.equal((await stat(join(home, 'tls-key.pem'))).mode & 0o777, 0o600, 'the key is private');
+  t.equal((await stat(join(home, 'https-key.pem'))).mode & 0o777, 0o600, 'the key is private');
   const cert = new X509Certificate(first.cert);
   t.match(cert.subjectAltName, /DNS:localhost/);
   t.match(cert.subjectAltName, /IP Address:127\.0\.0\.1/);
@@ -54,8 +54,8 @@ t.test('unusable certificates are setting errors naming them', async (t) => {
   await t.rejects(loadTls(dir, { cert: join(dir, 'missing.pem'), key: join(dir, 'other-key.pem') }), {
     message: /--tls-cert \/ SYNCD_TLS_CERT: cannot read/,
   });
-  await rm(join(dir, 'tls-key.pem'));
-  await t.rejects(loadTls(dir, {}), { message: /tls-key\.pem: is missing while its partner is there/ });
+  await rm(join(dir, 'https-key.pem'));
+  await t.rejects(loadTls(dir, {}), { message: /https-key\.pem: is missing while its partner is there/ });
 });
 
 t.test(
@@ -65,7 +65,7 @@ t.test(
     const service = await startService(t, { tls: true, home });
     t.match(service.url, /^https:\/\//);
     t.same(await service.client.ping(), { ping: 'pong' });
-    const fileFingerprint = new X509Certificate(await readFile(join(home, 'tls-cert.pem'))).fingerprint256;
+    const fileFingerprint = new X509Certificate(await readFile(join(home, 'https-cert.pem'))).fingerprint256;
     t.equal(
       await servedFingerprint(service.address),
       fileFingerprint,
@@ -116,7 +116,7 @@ t.test('with a certificate and key given, it serves those', async (t) => {
     env: { SYNCD_TLS_CERT: join(dir, 'given-cert.pem'), SYNCD_TLS_KEY: join(dir, 'given-key.pem') },
   });
   t.equal(await servedFingerprint(service.address), new X509Certificate(pair.cert).fingerprint256);
-  await t.rejects(stat(join(service.home, 'tls-cert.pem')), { code: 'ENOENT' }, 'nothing generated');
+  await t.rejects(stat(join(service.home, 'https-cert.pem')), { code: 'ENOENT' }, 'nothing generated');
 });
 
 t.test('a certificate without its key stops the supervisor with code 2', async (t) => {
@@ -126,4 +126,16 @@ t.test('a certificate without its key stops the supervisor with code 2', async (
   });
   t.equal(result.exitCode, 2);
   t.match(result.stdout, /--tls-key \/ SYNCD_TLS_KEY: the certificate and the key go together/);
+});
+
+t.test('the pair under the names of earlier versions is moved to the names Syncthing uses', async (t) => {
+  const home = t.testdir();
+  const generated = await loadTls(home, {});
+  await rename(join(home, 'https-cert.pem'), join(home, 'tls-cert.pem'));
+  await rename(join(home, 'https-key.pem'), join(home, 'tls-key.pem'));
+  const loaded = await loadTls(home, {});
+  t.equal(loaded.source, 'home', 'the same pair, not a new one');
+  t.equal(loaded.cert, generated.cert);
+  await t.rejects(stat(join(home, 'tls-cert.pem')), { code: 'ENOENT' });
+  t.equal((await stat(join(home, 'https-key.pem'))).mode & 0o777, 0o600, 'the key stays private');
 });

@@ -51,7 +51,11 @@ t.test('the generated key is stored and reused across starts', async (t) => {
     200,
     'the same key after a new start',
   );
-  t.same(JSON.parse(await readFile(join(home, 'config.json'), 'utf8')), { apiKey }, 'config.json unchanged');
+  t.same(
+    JSON.parse(await readFile(join(home, 'config.json'), 'utf8')),
+    { version: 1, apiKey },
+    'config.json unchanged',
+  );
 });
 
 t.test('the bound address is logged and written into the home, port 0 included', async (t) => {
