@@ -1,12 +1,18 @@
 # syncd in a container: docker build -t syncd . && docker run -p 8384:8384 -v syncd:/var/lib/syncd syncd
-# The build stage bundles the sources; the bundles hold every production dependency, so the runtime
-# stage needs neither node_modules nor an install step.
+# The build stage bundles the sources into dist/: the bundles hold every dependency but native ones.
 FROM node:24-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts
 COPY . .
 RUN npm run build
+
+# The production dependencies: only native modules, which cannot be bundled, built for this Node.
+# (prepare, the bundling, is the build stage's; npm rebuild runs the native modules' own install steps.)
+FROM node:24-slim AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts && npm rebuild && mkdir -p node_modules
 
 FROM node:24-slim
 ENV NODE_ENV=production \
@@ -17,6 +23,7 @@ ENV NODE_ENV=production \
 WORKDIR /app
 COPY --from=build /app/package.json ./
 COPY --from=build /app/dist ./dist
+COPY --from=deps /app/node_modules ./node_modules
 RUN mkdir -p /var/lib/syncd && chown node:node /var/lib/syncd
 # The node user that the official image provides: the service never needs root.
 USER node

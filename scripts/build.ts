@@ -23,8 +23,14 @@ const entries = {
   'scripts/bench/direct-app': 'scripts/bench/direct-app.ts',
 };
 
+// What `dependencies` lists is what cannot be bundled: native addons (a database binding), loaded from
+// node_modules at run time. Everything else is a development dependency, bundled into dist/.
+const manifest = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as {
+  dependencies?: Record<string, string>;
+};
 const { outputFiles } = await build({
   write: false,
+  external: Object.keys(manifest.dependencies ?? {}),
   absWorkingDir: root,
   entryPoints: entries,
   outdir: 'dist',

@@ -21,7 +21,17 @@ t.test(
     t.match(runtimeStage, /^STOPSIGNAL SIGTERM$/m);
     t.match(runtimeStage, /^HEALTHCHECK .*CMD \["node", "dist\/scripts\/healthcheck\.js"\]$/m);
     t.match(runtimeStage, /^CMD \["npm", "start", "--silent"\]$/m, 'npm start without its banner');
-    t.notMatch(runtimeStage, /npm (ci|install)/, 'no install: the bundles hold the production dependencies');
+    t.notMatch(
+      runtimeStage,
+      /npm (ci|install)/,
+      'no install in the runtime stage: it copies what the others made',
+    );
+    const deps = dockerfile.slice(dockerfile.indexOf(' AS deps'), dockerfile.lastIndexOf('\nFROM '));
+    t.match(
+      deps,
+      /^RUN npm ci --omit=dev --ignore-scripts && npm rebuild/m,
+      'the native dependencies alone, built',
+    );
   },
 );
 
@@ -30,11 +40,22 @@ t.test(
   async (t) => {
     const app = await mkdtemp(join(tmpdir(), 'syncd-image-'));
     t.teardown(() => rm(app, { recursive: true, force: true }));
-    const copies = [...runtimeStage.matchAll(/^COPY --from=build \/app\/(\S+) /gm)].map(
-      (m) => m[1] as string,
+    const copies = [...runtimeStage.matchAll(/^COPY --from=(\w+) \/app\/(\S+) /gm)].map(
+      (m) => `${m[1]}:${m[2]}`,
     );
-    t.same(copies.sort(), ['dist', 'package.json']);
-    for (const path of copies) await cp(join(root, path), join(app, path), { recursive: true });
+    t.same(copies.sort(), ['build:dist', 'build:package.json', 'deps:node_modules']);
+    for (const path of ['dist', 'package.json'])
+      await cp(join(root, path), join(app, path), { recursive: true });
+    // The deps stage, as its RUN line does it, in a folder of its own.
+    const stage = await mkdtemp(join(tmpdir(), 'syncd-deps-'));
+    t.teardown(() => rm(stage, { recursive: true, force: true }));
+    for (const file of ['package.json', 'package-lock.json']) await cp(join(root, file), join(stage, file));
+    const depsRun = /^RUN (npm ci --omit=dev.*)$/m.exec(dockerfile)?.[1] ?? 'false';
+    await execa('sh', ['-c', depsRun], {
+      cwd: stage,
+      env: { NPM_CONFIG_AUDIT: 'false', NPM_CONFIG_FUND: 'false' },
+    });
+    await cp(join(stage, 'node_modules'), join(app, 'node_modules'), { recursive: true });
 
     const port = await getPort();
     const env = {
