@@ -2,19 +2,25 @@ import { execa } from 'execa';
 import getPort from 'get-port';
 import t from 'tap';
 import { syncthing } from '../../scripts/bench/targets.ts';
+import { runCli } from '../../scripts/cli/run.ts';
 import { call, isAlive, startService, syncdBin, tryConnect, waitFor } from '../helpers/service.ts';
 
 const hasSyncthing = (await execa('sh', ['-c', 'command -v syncthing'], { reject: false })).exitCode === 0;
 const noSyncthing = hasSyncthing ? false : 'syncthing is not installed (.ci/run installs it from Debian)';
 
-/** Runs `syncd ARGS` as a user would, with only the environment given. */
+/**
+ * Runs `syncd ARGS` with only the environment given, in this process: what the command does is tested
+ * here, and that the built `syncd` runs it at the end of this file.
+ */
 async function syncd(args: string[], env: Record<string, string> = {}) {
-  const result = await execa('node', [syncdBin, ...args], {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runCli(args, {
     env: { SYNCD_ADDRESS: '', SYNCD_API_KEY: '', SYNCD_HOME: '/nonexistent-home', ...env },
-    reject: false,
-    timeout: 30_000,
+    out: (text) => out.push(text),
+    err: (text) => err.push(text),
   });
-  return { code: result.exitCode, out: result.stdout, err: result.stderr };
+  return { code, out: out.join('\n'), err: err.join('\n') };
 }
 
 t.test(
@@ -194,9 +200,6 @@ t.test('--help on every command', async (t) => {
     t.equal(result.code, 0, command);
     t.match(result.out, new RegExp(`^syncd ${command}`));
   }
-  const serve = await syncd(['serve', '--help']);
-  t.equal(serve.code, 0);
-  t.match(serve.out, /Usage: syncd serve[\s\S]*--drain-timeout/);
 });
 
 t.test('healthcheck: 0 when it answers, 1 when not', async (t) => {
@@ -214,6 +217,25 @@ t.test('healthcheck: 0 when it answers, 1 when not', async (t) => {
   ]);
   t.equal(unhealthy.code, 1);
   t.match(unhealthy.err, /^unhealthy: no service answering/);
+});
+
+t.test('the built syncd runs the commands, and serve --help lists the settings', async (t) => {
+  const service = await startService(t);
+  const ping = await execa(
+    'node',
+    [syncdBin, 'ping', '--address', service.address, '--api-key', service.apiKey],
+    {
+      reject: false,
+    },
+  );
+  t.equal(ping.exitCode, 0, ping.stderr);
+  t.match(ping.stdout, `pong from ${service.address}`);
+  const usage = await execa('node', [syncdBin, 'bogus'], { reject: false });
+  t.equal(usage.exitCode, 2);
+  t.match(usage.stderr, /unknown command "bogus"[\s\S]*Run syncd --help/);
+  const serve = await execa('node', [syncdBin, 'serve', '--help'], { reject: false });
+  t.equal(serve.exitCode, 0);
+  t.match(serve.stdout, /Usage: syncd serve[\s\S]*--drain-timeout/);
 });
 
 t.test('`syncd serve` is what npm start runs, and npx syncd works from a checkout', async (t) => {

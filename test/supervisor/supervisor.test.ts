@@ -435,3 +435,30 @@ t.test('nothing is acquired once the supervisor is stopping', async (t) => {
   t.equal(await supervisor.done, 0);
   t.equal(worker(0).received('syncd:acquire').length, 1);
 });
+
+t.test('crashes in a row are replaced after a backoff that doubles', async (t) => {
+  const { supervisor, worker, log } = setup(t);
+  supervisor.start();
+  for (let n = 0; n < 3; n++) {
+    worker(n).ready();
+    worker(n).exit({ code: 1 });
+    await sleep(100 * 2 ** n + 50);
+  }
+  const delays = log
+    .filter((line) => typeof line.delayMs === 'number' && /replacing it/.test(line.msg))
+    .map((line) => line.delayMs);
+  t.same(delays, [100, 200, 400]);
+  t.equal(supervisor.stats.crashes, 3);
+});
+
+t.test('a first worker not ready within the startup timeout is killed and counts as a crash', async (t) => {
+  const { supervisor, worker, log } = setup(t, { startupTimeoutMs: 20, crashLimit: 0 });
+  supervisor.start();
+  t.equal(await supervisor.done, 3, 'with a limit of 0 crashes, the first one ends it');
+  t.same(worker(0).signals, ['SIGKILL']);
+  t.ok(log.some((line) => /not ready within the startup timeout of 20ms/.test(line.msg)));
+  t.notOk(
+    log.some((line) => line.msg === 'ready'),
+    'never ready',
+  );
+});
