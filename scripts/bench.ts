@@ -9,6 +9,7 @@ import {
   idleRss,
   median,
   restartsUnderLoad,
+  serviceGap,
   shutdownToExit,
   startToPong,
   throughput,
@@ -24,6 +25,8 @@ const { values } = parseArgs({
     quick: { type: 'boolean', default: false },
     // Restarts in a row, alone: `npm run bench -- --endurance 1000`.
     endurance: { type: 'string' },
+    // The service's handover alone: `npm run bench -- --service-gap 50`.
+    'service-gap': { type: 'string' },
   },
 });
 
@@ -38,6 +41,14 @@ if (values.endurance) {
       `counting ${result.restarts} restarts and ${result.crashes} crashes\n`,
   );
   process.exit(result.up && result.done === count ? 0 : 1);
+}
+if (values['service-gap']) {
+  const { serviceGap } = await import('./bench/measure.ts');
+  const gaps = (await serviceGap(Number(values['service-gap']))).sort((a, b) => a - b);
+  process.stdout.write(
+    `${gaps.length} API restarts: no worker held the service for ${median(gaps)} ms (median), ${gaps.at(-1)} ms at most\n`,
+  );
+  process.exit(0);
 }
 const quick = values.quick;
 const restarts = quick ? 3 : Number(values.restarts);
@@ -104,6 +115,15 @@ row('99th-percentile answered ping during restarts (ms)', compare(ours.p99Ms, th
 row(
   'restart request to the new process answering, median (ms)',
   compare(ours.restartToPongMs, theirs?.restartToPongMs),
+  '',
+  '',
+);
+
+log(`${restarts} restarts: the service's handover`);
+const gaps = (await serviceGap(restarts)).sort((x, y) => x - y);
+row(
+  `no worker holds the service during a restart, median and max of ${restarts} (ms)`,
+  { syncd: `${median(gaps)}, ${gaps.at(-1)}`, syncthing: '–', ratio: '' },
   '',
   '',
 );

@@ -18,7 +18,7 @@ import { Service } from './service/service.ts';
 
 /** The IPC side of the worker's parent: `process` in a real worker. */
 export interface ParentChannel {
-  send?: (message: WorkerMessage) => unknown;
+  send?: (message: WorkerMessage, callback?: (error: Error | null) => void) => unknown;
   connected?: boolean;
   on(event: 'message', listener: (message: unknown, handle: unknown) => void): unknown;
 }
@@ -49,9 +49,23 @@ export function runWorker(parent: ParentChannel, options: { testRoutes?: boolean
 
     async function start(init: WorkerInit) {
       const { settings } = init;
+      // Messages on their way out: the process exits only once they are (process.exit drops them).
+      let sending = 0;
+      let sent: (() => void) | undefined;
       const send = (message: WorkerMessage) => {
-        if (parent.connected !== false) parent.send?.(message);
+        if (parent.connected === false || !parent.send) return;
+        sending += 1;
+        parent.send(message, () => {
+          sending -= 1;
+          if (sending === 0) sent?.();
+        });
       };
+      const allSent = () =>
+        new Promise<void>((resolve) => {
+          if (sending === 0) return resolve();
+          sent = resolve;
+          setTimeout(resolve, 1000).unref();
+        });
       // The supervisor keeps the list across workers; this copy serves reads, and every change made
       // here goes to the supervisor, which passes it on.
       const errors = new RecentErrors(init.errors);
@@ -118,6 +132,7 @@ export function runWorker(parent: ParentChannel, options: { testRoutes?: boolean
         await app.close();
         stopReporting();
         logger.info({ reason }, 'worker stopped');
+        await allSent();
         stopped();
       };
 

@@ -231,3 +231,30 @@ function percentile(sorted: number[], p: number): number {
     ? 0
     : (sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)] as number);
 }
+
+/**
+ * The time during each API restart when no worker holds the service: from the old worker's release to
+ * the new one's acquire, as the supervisor's `service held` line reports it (`gapMs`).
+ */
+export async function serviceGap(restarts: number): Promise<number[]> {
+  const { startService } = await import('../../shared/client/testing.ts');
+  const service = await startService();
+  try {
+    // The first worker's own acquire comes after its ready: not a restart's gap.
+    await service.waitForLog((line) => line.msg === 'service held');
+    const gaps: number[] = [];
+    for (let i = 0; i < restarts; i++) {
+      const before = service.logs.filter((line) => line.msg === 'service held').length;
+      await service.client.restart();
+      const held = await service.waitForLog(
+        (line) =>
+          line.msg === 'service held' &&
+          service.logs.filter((l) => l.msg === 'service held').indexOf(line) >= before,
+      );
+      gaps.push(Number(held.gapMs));
+    }
+    return gaps;
+  } finally {
+    await service.stop();
+  }
+}

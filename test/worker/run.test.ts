@@ -30,8 +30,9 @@ function parent(t: Test) {
   const waiters: Array<{ match: (m: WorkerMessage) => boolean; found: (m: WorkerMessage) => void }> = [];
   const port = {
     connected: true,
-    send: (message: WorkerMessage) => {
+    send: (message: WorkerMessage, callback?: (error: Error | null) => void) => {
       received.push(message);
+      callback?.(null);
       for (const waiter of waiters.splice(0)) {
         if (waiter.match(message)) waiter.found(message);
         else waiters.push(waiter);
