@@ -69,16 +69,23 @@ async function renameOldFiles(home: string): Promise<void> {
   }
 }
 
+/**
+ * selfsigned's generate(), loaded only when a certificate is made: its X.509 libraries would cost
+ * every start time and memory.
+ */
+export async function certificateGenerator(): Promise<typeof import('selfsigned').generate> {
+  const module = await import('selfsigned');
+  // A CommonJS package: its exports come as `default` once bundled, as named exports under tsx.
+  return ((module as unknown as { default?: typeof module }).default ?? module).generate;
+}
+
 /** Its SHA-256 fingerprint, as the log shows it so that a client can be pinned to it. */
 export function fingerprint(cert: string): string {
   return new X509Certificate(cert).fingerprint256;
 }
 
-// Loaded only when a pair is generated: its X.509 libraries would cost every start time and memory.
 async function selfSigned(): Promise<{ cert: string; key: string }> {
-  const module = await import('selfsigned');
-  // A CommonJS package: its exports come as `default` once bundled, as named exports under tsx.
-  const { generate } = (module as unknown as { default?: typeof module }).default ?? module;
+  const generate = await certificateGenerator();
   const notAfter = new Date();
   notAfter.setFullYear(notAfter.getFullYear() + 10);
   const pems = await generate([{ name: 'commonName', value: 'syncd on localhost' }], {

@@ -6,6 +6,7 @@ import type { DestinationStream } from 'pino';
 import { createLogger, type Logger, reportDroppedLines, standardOutput } from '../shared/logger.ts';
 import { RecentErrors } from '../shared/recent-errors.ts';
 import { readSettings, SettingError, type Settings, usage } from '../shared/settings.ts';
+import { type Identity, loadIdentity } from '../shared/identity.ts';
 import { fingerprint, loadTls } from '../shared/tls.ts';
 import { type HomeLock, lockHome } from './home-lock.ts';
 import { type Listener, Listeners } from './listeners.ts';
@@ -81,15 +82,27 @@ export async function runSupervisor(
     return EXIT_BAD_CONFIG;
   }
 
-  const { settings, apiKey, keySource, listeners, address, url, tls, lock } = startup;
+  const { settings, apiKey, keySource, listeners, address, url, tls, lock, identity } = startup;
   let written = { address, url };
   const tlsFields = tls ? { tls: tls.source, fingerprint: fingerprint(tls.cert) } : {};
-  logger.info({ address, url, home: settings.home, apiKey: keySource, ...tlsFields }, 'supervisor started');
+  logger.info(
+    {
+      myID: identity.deviceId,
+      address,
+      url,
+      home: settings.home,
+      apiKey: keySource,
+      identity: identity.source,
+      ...tlsFields,
+    },
+    'supervisor started',
+  );
   const stderr = new LossyOutput(2);
   const supervisor = new Supervisor({
     settings,
     worker: {
       apiKey,
+      deviceId: identity.deviceId,
       address,
       allowedHosts: allowedHostsFor((listeners.get('gui') as Listener).bound, settings.allowedHosts),
       tls: tls ? { cert: tls.cert, key: tls.key } : null,
@@ -147,6 +160,7 @@ interface Startup {
   url: string;
   tls: Awaited<ReturnType<typeof loadTls>> | undefined;
   lock: HomeLock;
+  identity: Identity;
 }
 
 /** The home (locked for this service), the key, TLS, and the listening socket: all a worker needs. */
@@ -162,6 +176,7 @@ async function start(wanted: Settings, logger: Logger): Promise<Startup> {
   const lock = await lockHome(settings.home);
   try {
     const { apiKey, source } = await resolveApiKey(settings.home, settings.apiKey);
+    const identity = await loadIdentity(settings.home);
     const tls = settings.tls
       ? await loadTls(settings.home, { cert: settings.tlsCert, key: settings.tlsKey })
       : undefined;
@@ -174,7 +189,7 @@ async function start(wanted: Settings, logger: Logger): Promise<Startup> {
       listeners.close();
       throw error;
     }
-    return { settings, apiKey, keySource: source, listeners, address, url, tls, lock };
+    return { settings, apiKey, keySource: source, listeners, address, url, tls, lock, identity };
   } catch (error) {
     await lock.release();
     throw error;

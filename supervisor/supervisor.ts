@@ -32,7 +32,7 @@ export interface SupervisorOptions {
   settings: WorkerSettings &
     Pick<Settings, 'crashLimit' | 'crashWindowMs' | 'startupTimeoutMs' | 'heartbeatTimeoutMs'>;
   /** What every worker is told besides its settings. */
-  worker: Pick<WorkerInit, 'apiKey' | 'address' | 'allowedHosts' | 'tls'>;
+  worker: Pick<WorkerInit, 'apiKey' | 'deviceId' | 'address' | 'allowedHosts' | 'tls'>;
   /** Stops accepting on the listening sockets (at shutdown). */
   closeListeners: () => void;
   /** What the worker saved that the supervisor owns, such as the GUI address to bind anew. */

@@ -82,6 +82,7 @@ export function runWorker(parent: ParentChannel, options: { testRoutes?: boolean
 
       const app = buildApp({
         apiKey: init.apiKey,
+        deviceId: init.deviceId,
         logger,
         errors: { list: errors, change },
         status: {

@@ -37,7 +37,7 @@ export function statusTable(status: Status): string {
   const megabytes = (bytes: number | undefined) =>
     bytes === undefined ? '?' : `${(bytes / 2 ** 20).toFixed(1)} MB`;
   // Syncthing answers the same call without a pid or a supervisor: its device ID tells it then.
-  const { pid, myID } = status as Partial<Status> & { myID?: string };
+  const { pid, myID } = status as Partial<Status>;
   const since = `up ${duration(status.uptime ?? 0)}, since ${localTime(status.startTime)}`;
   const rows: Array<[string, string]> = [
     pid !== undefined
@@ -51,6 +51,7 @@ export function statusTable(status: Status): string {
       `pid ${supervisor.pid}, since ${localTime(supervisor.startTime)}, ${supervisor.restarts} restarts, ${supervisor.crashes} crashes`,
     ]);
   }
+  if (myID && pid !== undefined) rows.push(['device', myID]);
   rows.push(['address', String(status.guiAddressUsed ?? '?')]);
   if (status.memory)
     rows.push([

@@ -4,6 +4,7 @@ import { parseDuration } from '../../shared/duration.ts';
 import { checkHealth } from '../../shared/client/health.ts';
 import { connectOutcome, pollUntil } from '../../shared/client/poll.ts';
 import { notRecorded, resolveTarget, type Target } from '../../shared/client/target.ts';
+import { readDeviceId } from '../../shared/identity.ts';
 import { errorsTable, statusTable } from './format.ts';
 import { commandHelp, globalHelp } from './usage.ts';
 
@@ -223,6 +224,13 @@ async function runCommand(
     }
     case 'errors':
       return errorsCommand(client, args, print);
+    case 'id': {
+      noArgs();
+      // The certificate in the home says it even while the service is stopped.
+      const myID = (await readDeviceId(target.home)) ?? (await client.status()).myID;
+      print({ myID }, String(myID));
+      return EXIT_OK;
+    }
     default:
       throw new UsageError(`unknown command "${command}"`);
   }

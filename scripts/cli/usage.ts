@@ -11,6 +11,7 @@ export const commandHelp: Record<string, string> = {
     'syncd errors [--json]              list the recent errors, oldest first\nsyncd errors clear                 remove them all\nsyncd errors add MESSAGE...        record one',
   status:
     'syncd status [--json]\n  The worker and supervisor: pids, uptime, restarts, crashes, address, memory.',
+  id: "syncd id [--json]\n  This device's ID, as Syncthing writes it: from the home's cert.pem, else from the running service.",
   healthcheck:
     'syncd healthcheck\n  Exit 0 when the service answers pong within 2 s, else 1 (for container health checks).',
 };
@@ -24,6 +25,7 @@ Commands:
   shutdown      stop it (--wait: until its port refuses)
   errors        list recent errors; errors clear; errors add MESSAGE
   status        pids, uptime, restarts, crashes, memory
+  id            this device's ID, to give to the devices it syncs with
   healthcheck   exit 0 if it answers within 2 s, else 1
 
 Options for every command but serve:

@@ -14,6 +14,8 @@ export interface ClientOptions {
 }
 
 export interface Status {
+  /** This device's ID (Syncthing's too). */
+  myID: string;
   pid: number;
   startTime: string;
   uptime: number;

@@ -29,6 +29,8 @@ export type WorkerSettings = Pick<
 export interface WorkerInit {
   settings: WorkerSettings;
   apiKey: string;
+  /** This device's ID (see shared/identity.ts). */
+  deviceId: string;
   /** The address the supervisor actually bound, as HOST:PORT. */
   address: string;
   /** The recent errors so far: the supervisor keeps the list across workers. */

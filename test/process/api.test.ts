@@ -1,5 +1,6 @@
 import getPort from 'get-port';
 import t from 'tap';
+import { runCli } from '../../scripts/cli/run.ts';
 import { call, isAlive, startService, tryConnect, waitFor } from '../helpers/service.ts';
 
 t.test('ping answers pong to GET and POST', async (t) => {
@@ -149,3 +150,29 @@ t.test('a connection made the moment the port opens is answered, never left wait
     await service.stop();
   }
 });
+
+t.test(
+  'the device ID is in the status, every response, the start line and syncd id, and stays',
+  async (t) => {
+    const service = await startService(t);
+    const status = await call(service, 'GET', '/rest/system/status');
+    const myID = status.body.myID as string;
+    t.match(myID, /^([A-Z2-7]{7}-){7}[A-Z2-7]{7}$/);
+    t.equal(status.headers['x-syncthing-id'], myID, 'X-Syncthing-Id, as Syncthing sends it');
+    t.equal(
+      (await call(service, 'GET', '/rest/noauth/health')).headers['x-syncthing-id'],
+      myID,
+      'on every response',
+    );
+    t.equal((await service.waitForLog((line) => line.msg === 'supervisor started')).myID, myID);
+    const out: string[] = [];
+    t.equal(
+      await runCli(['id', '--home', service.home], { env: {}, out: (text) => out.push(text), err: () => {} }),
+      0,
+    );
+    t.same(out, [myID], 'syncd id');
+    await call(service, 'POST', '/rest/system/restart');
+    await service.waitForLog((line) => line.msg === 'worker ready');
+    t.equal((await call(service, 'GET', '/rest/system/status')).body.myID, myID, 'the same after a restart');
+  },
+);

@@ -48,7 +48,7 @@ function setup(t: Test, overrides: Partial<SupervisorOptions['settings']> = {}) 
   );
   const supervisor = new Supervisor({
     settings: { ...settings, ...overrides },
-    worker: { apiKey: 'key', address: '127.0.0.1:1', allowedHosts: null, tls: null },
+    worker: { apiKey: 'key', deviceId: 'DEVICE', address: '127.0.0.1:1', allowedHosts: null, tls: null },
     closeListeners: () => {
       listenerOpen = false;
     },

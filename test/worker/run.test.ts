@@ -16,6 +16,7 @@ const init: WorkerInit = {
     maxConnections: 10,
   },
   apiKey,
+  deviceId: 'RFR5QYV-USWWDUL-HS54SQX-PPBXXJW-ARCNP65-74JIARS-VVIDBEL-STAQAQG',
   address: '127.0.0.1:1',
   errors: [{ when: '2026-11-22T00:00:00.000Z', message: 'from an earlier worker', level: 50 }],
   allowedHosts: null,

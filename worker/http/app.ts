@@ -29,6 +29,8 @@ export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
 export interface AppOptions {
   apiKey: string;
+  /** This device's ID: in every response's X-Syncthing-Id, as Syncthing sends it, and in the status. */
+  deviceId?: string;
   logger: Logger;
   errors: ErrorList;
   status: StatusSource;
@@ -108,6 +110,7 @@ export function buildApp(options: AppOptions) {
   app.addHook('onRequest', (request, reply, done) => {
     connections.started(request);
     reply.header('cache-control', 'no-cache, no-store');
+    if (options.deviceId) reply.header('x-syncthing-id', options.deviceId);
     const rawHeaders = request.raw.rawHeaders;
     if (rawHeaders.length > 2 * MAX_HEADER_COUNT || headerBytes(rawHeaders) > MAX_HEADER_BYTES) {
       done(headersTooLarge(rawHeaders.length / 2));

@@ -21,6 +21,7 @@ export interface StatusSource {
 }
 
 interface SystemRouteOptions extends FastifyPluginOptions {
+  deviceId?: string;
   errors: ErrorList;
   status: StatusSource;
   onAction: (action: Action) => void;
@@ -85,6 +86,7 @@ export async function systemRoutes(app: FastifyInstance, options: SystemRouteOpt
   app.get('/status', async () => {
     const memory = process.memoryUsage();
     return {
+      myID: options.deviceId,
       pid: process.pid,
       startTime: status.startTime.toISOString(),
       uptime: Math.floor((Date.now() - status.startTime.getTime()) / 1000),
