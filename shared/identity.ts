@@ -1,8 +1,7 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { deviceId } from './device-id.ts';
-import { writeFileAtomic } from './home.ts';
+import { loadHomePair, readOptional } from './home-pair.ts';
 import { SettingError } from './settings.ts';
 import { certificateGenerator } from './tls.ts';
 
@@ -29,21 +28,16 @@ export interface Identity {
 export async function loadIdentity(home: string): Promise<Identity> {
   const certPath = join(home, DEVICE_CERT_FILE);
   const keyPath = join(home, DEVICE_KEY_FILE);
-  const [cert, key] = await Promise.all([readOptional(certPath), readOptional(keyPath)]);
-  if (cert !== undefined && key !== undefined) {
-    return { cert, key, deviceId: idOf(cert, certPath, key, keyPath), source: 'home' };
-  }
-  if (cert !== undefined || key !== undefined) {
-    throw new SettingError(
-      cert === undefined ? certPath : keyPath,
-      'is missing while its partner is there; restore it, or move both away to have a new device identity (a new device ID) generated',
-    );
-  }
-  const made = await generateIdentity();
-  // The key first and private: a certificate is never left without its key.
-  await writeFileAtomic(keyPath, made.key, 0o600);
-  await writeFileAtomic(certPath, made.cert, 0o600);
-  return { ...made, deviceId: idOf(made.cert, certPath, made.key, keyPath), source: 'generated' };
+  const pair = await loadHomePair({
+    certPath,
+    keyPath,
+    check: (cert, key) => void idOf(cert, certPath, key, keyPath),
+    generate: generateIdentity,
+    certMode: 0o600,
+    whenPartnerMissing:
+      'restore it, or move both away to have a new device identity (a new device ID) generated',
+  });
+  return { ...pair, deviceId: idOf(pair.cert, certPath, pair.key, keyPath) };
 }
 
 /** The device ID of the certificate in the home, if there is one that can be read. */
@@ -116,11 +110,4 @@ async function generateIdentity(): Promise<{ cert: string; key: string }> {
     },
   );
   return { cert: pems.cert, key: pems.private };
-}
-
-async function readOptional(path: string): Promise<string | undefined> {
-  return readFile(path, 'utf8').catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') return undefined;
-    throw new SettingError(path, `cannot be read: ${error.message}`, { cause: error });
-  });
 }

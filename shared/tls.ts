@@ -3,7 +3,7 @@ import { createSecureContext } from 'node:tls';
 import { readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SettingError, settingLabel } from './settings.ts';
-import { writeFileAtomic } from './home.ts';
+import { loadHomePair, readOptional } from './home-pair.ts';
 
 // The self-signed pair, kept in the home so that every restart and every start serves the same one.
 // Syncthing's names for the GUI's pair: cert.pem and key.pem are the device's identity.
@@ -36,22 +36,14 @@ export async function loadTls(home: string, given: { cert?: string; key?: string
   await renameOldFiles(home);
   const certPath = join(home, TLS_CERT_FILE);
   const keyPath = join(home, TLS_KEY_FILE);
-  const [cert, key] = await Promise.all([readOptional(certPath), readOptional(keyPath)]);
-  if (cert !== undefined && key !== undefined) {
-    check(cert, key, `${certPath} and ${keyPath}`);
-    return { cert, key, source: 'home' };
-  }
-  if (cert !== undefined || key !== undefined) {
-    throw new SettingError(
-      cert === undefined ? certPath : keyPath,
-      'is missing while its partner is there; remove both to have a new pair generated',
-    );
-  }
-  const pair = await selfSigned();
-  // The key first and private: a certificate without its key is never left behind alone.
-  await writeFileAtomic(keyPath, pair.key, 0o600);
-  await writeFileAtomic(certPath, pair.cert, 0o644);
-  return { ...pair, source: 'generated' };
+  return loadHomePair({
+    certPath,
+    keyPath,
+    check: (cert, key) => check(cert, key, `${certPath} and ${keyPath}`),
+    generate: selfSigned,
+    certMode: 0o644,
+    whenPartnerMissing: 'remove both to have a new pair generated',
+  });
 }
 
 /** The pair under the names of earlier versions takes today's names, unless a file has them already. */
@@ -124,11 +116,4 @@ async function readPem(path: string, setting: string): Promise<string> {
   } catch (error) {
     throw new SettingError(setting, `cannot read ${path}: ${(error as Error).message}`, { cause: error });
   }
-}
-
-async function readOptional(path: string): Promise<string | undefined> {
-  return readFile(path, 'utf8').catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') return undefined;
-    throw new SettingError(path, `cannot be read: ${error.message}`, { cause: error });
-  });
 }
