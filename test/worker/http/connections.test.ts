@@ -141,5 +141,8 @@ t.test('the error list stays bounded by bytes, and reading it costs no serializi
   t.ok(grown < 64 * 1024 * 1024, `16 readers that never read cost ${Math.round(grown / 2 ** 20)} MB`);
   const started = performance.now();
   await exchange(port, get('/rest/system/ping', 'Connection: close\r\n'));
-  t.ok(performance.now() - started < 1000, 'and a ping is still answered at once');
+  t.ok(
+    performance.now() - started < 3000,
+    'and a ping is still answered (bounded generously, to catch a stall)',
+  );
 });
