@@ -1,4 +1,4 @@
-import { access } from 'node:fs/promises';
+import { access, rm } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import getPort from 'get-port';
@@ -41,6 +41,8 @@ for (const how of ['fails an assertion', 'throws', 'is killed'] as const) {
       throw error;
     });
     t.teardown(() => started.pids.forEach((pid) => isAlive(pid) && process.kill(pid, 'SIGKILL')));
+    // A runner killed outright cannot remove its service's home (the README says so): this test does.
+    t.teardown(() => rm(started.home, { recursive: true, force: true }));
     if (how === 'is killed') run.kill('SIGKILL');
     const result = await run;
     t.not(result.exitCode, 0, 'the test run failed');
