@@ -52,10 +52,6 @@ export class Handoff {
     if (worker) for (const socket of this.#held.splice(0)) this.#handOver(worker, socket);
   }
 
-  get target(): WorkerHandle | undefined {
-    return this.#target;
-  }
-
   /** The worker holds the connection now: the supervisor's copy can go. */
   acknowledged(worker: WorkerHandle, seq: number): void {
     // destroy() closes only this process's copy of the descriptor; end() would shut the connection

@@ -12,7 +12,8 @@ export interface HandoverOptions {
   onHolder: (worker: WorkerHandle | undefined) => void;
 }
 
-type Pending = { kind: 'acquire' | 'release'; worker: WorkerHandle; cancel?: () => void };
+/** A release or an acquire asked for: which one is told by where it is kept. */
+type Pending = { worker: WorkerHandle; cancel?: () => void };
 
 // A failed acquire is tried again after this, doubling up to the maximum.
 const RETRY_FIRST_MS = 100;
@@ -124,7 +125,7 @@ export class ServiceHandover {
   }
 
   #release(worker: WorkerHandle): void {
-    const pending: Pending = { kind: 'release', worker };
+    const pending: Pending = { worker };
     this.#releasing = pending;
     const seq = this.#requests.open(pending);
     const { releaseTimeoutMs, clock, logger } = this.#options;
@@ -139,7 +140,7 @@ export class ServiceHandover {
   }
 
   #acquire(worker: WorkerHandle): void {
-    const pending: Pending = { kind: 'acquire', worker };
+    const pending: Pending = { worker };
     this.#acquiring = pending;
     worker.send({ type: 'syncd:acquire', seq: this.#requests.open(pending) });
   }
