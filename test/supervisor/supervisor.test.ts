@@ -77,6 +77,20 @@ function setup(t: Test, overrides: Partial<SupervisorOptions['settings']> = {}) 
   };
 }
 
+/**
+ * A restart whose old worker holds the service and does not let go by itself: the first worker serves
+ * and holds it, neither drains nor releases on request, and its replacement is ready.
+ */
+async function restartWithHolderHoldingOn(supervisor: Supervisor, worker: (n: number) => FakeWorker) {
+  supervisor.start();
+  worker(0).ready();
+  await settle();
+  worker(0).drainsAtOnce = false;
+  worker(0).releases = false;
+  supervisor.restart('API');
+  worker(1).ready();
+}
+
 /** Lets queued microtasks and immediate callbacks run. */
 const settle = () => new Promise((resolve) => setImmediate(resolve));
 
@@ -359,13 +373,7 @@ t.test('the first worker ready is given the service, and its holding is logged',
 
 t.test('at a restart the old worker releases the service before the new one acquires it', async (t) => {
   const { supervisor, worker } = setup(t);
-  supervisor.start();
-  worker(0).ready();
-  await settle();
-  worker(0).drainsAtOnce = false;
-  worker(0).releases = false;
-  supervisor.restart('API');
-  worker(1).ready();
+  await restartWithHolderHoldingOn(supervisor, worker);
   await settle();
   t.equal(worker(0).received('syncd:release').length, 1, 'the holder is asked to let go');
   t.same(worker(1).received('syncd:acquire'), [], 'the new worker is not asked to acquire while it holds it');
@@ -382,13 +390,7 @@ t.test('at a restart the old worker releases the service before the new one acqu
 
 t.test('a worker that will not release the service is killed, then its successor acquires it', async (t) => {
   const { supervisor, worker, log } = setup(t, { drainTimeoutMs: 100 });
-  supervisor.start();
-  worker(0).ready();
-  await settle();
-  worker(0).drainsAtOnce = false;
-  worker(0).releases = false;
-  supervisor.restart('API');
-  worker(1).ready();
+  await restartWithHolderHoldingOn(supervisor, worker);
   await sleep(300);
   t.same(worker(0).signals, ['SIGKILL']);
   t.ok(log.some((line) => /did not release the service within 100ms; killing it/.test(line.msg)));

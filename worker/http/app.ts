@@ -21,6 +21,7 @@ import {
   unauthorized,
 } from './http-errors.ts';
 import { answerClientError } from './client-errors.ts';
+import { MAX_HEADER_BYTES, MAX_HEADER_COUNT } from './limits.ts';
 import { type ErrorList, type StatusSource, systemRoutes } from './routes/system.ts';
 import { type TestRouteOptions, testRoutes } from './routes/test.ts';
 
@@ -52,10 +53,6 @@ export interface AppOptions {
   tls?: { cert: string; key: string } | null;
 }
 
-// Header limits: 16 KiB in all, and at most 100 header lines. Node checks the size only roughly for
-// many short lines, and drops lines past its count silently: both are checked for every request.
-export const MAX_HEADER_BYTES = 16 * 1024;
-export const MAX_HEADER_COUNT = 100;
 // A response this large may not fit the connection's buffers: one whose reader does not take it within
 // the time below is cut, so that clients that never read cannot pile up answers in memory.
 const LARGE_RESPONSE_BYTES = 64 * 1024;

@@ -1,5 +1,6 @@
 import type { Socket } from 'node:net';
 import { type ErrorCode, errorBody } from './http-errors.ts';
+import { MAX_HEADER_BYTES } from './limits.ts';
 
 // Node's HTTP parser rejects some requests before any route sees them; they are answered in the same
 // JSON shape as every other error, with a message that names the limit.
@@ -8,7 +9,10 @@ const answers: Record<string, [ErrorCode, string]> = {
     'SYNCD_ERR_REQUEST_TIMEOUT',
     'the request was not sent in full in time (--headers-timeout, --request-timeout)',
   ],
-  HPE_HEADER_OVERFLOW: ['SYNCD_ERR_HEADERS_TOO_LARGE', "the request's headers are larger than 16 KiB"],
+  HPE_HEADER_OVERFLOW: [
+    'SYNCD_ERR_HEADERS_TOO_LARGE',
+    `the request's headers are larger than ${MAX_HEADER_BYTES / 1024} KiB`,
+  ],
 };
 
 /** Fastify's clientErrorHandler: the answer to a request the parser could not take, then the close. */

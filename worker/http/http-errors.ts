@@ -1,4 +1,5 @@
 import { STATUS_CODES } from 'node:http';
+import { MAX_HEADER_BYTES, MAX_HEADER_COUNT } from './limits.ts';
 
 /**
  * Every error response the service sends has this one JSON shape: `code` is stable and meant for
@@ -108,8 +109,5 @@ export const tooManyFailures = (retryAfterSeconds: number) =>
 export const headersTooLarge = (lines: number) =>
   new HttpError(
     'SYNCD_ERR_HEADERS_TOO_LARGE',
-    `the request's headers are too large: at most ${MAX_HEADER_LINES} lines and ${MAX_HEADER_KIB} KiB in all (it sent ${lines} lines)`,
+    `the request's headers are too large: at most ${MAX_HEADER_COUNT} lines and ${MAX_HEADER_BYTES / 1024} KiB in all (it sent ${lines} lines)`,
   );
-
-const MAX_HEADER_LINES = 100;
-const MAX_HEADER_KIB = 16;
