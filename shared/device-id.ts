@@ -49,6 +49,21 @@ export function canonicalDeviceId(text: string): string {
   );
 }
 
+/** Orders valid device IDs as Syncthing sorts them: by the bytes of the raw ID. */
+export function compareDeviceIds(a: string, b: string): number {
+  // Base32 keeps the order of the bytes when compared by alphabet position, check characters aside.
+  const raw = (id: string) =>
+    canonicalDeviceId(id)
+      .replace(/-/g, '')
+      .replace(/(.{13})./g, '$1');
+  const [x, y] = [raw(a), raw(b)];
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    const order = ALPHABET.indexOf(x[i] as string) - ALPHABET.indexOf(y[i] as string);
+    if (order !== 0) return order;
+  }
+  return x.length - y.length;
+}
+
 // Syncthing reads 0, 1 and 8 as the letters they look like, and ignores case, dashes and spaces.
 function normalize(text: string): string {
   return text

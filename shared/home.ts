@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CONFIG_VERSION, loadConfig, type StoredConfig } from './config/config-file.ts';
 import { SettingError, settingLabel } from './settings.ts';
 
-// What the state folder holds: config.json (the API key, mode 0600), the GUI's TLS pair when generated,
+// What the state folder holds: config.json (the configuration with the API key, mode 0600; see
+// config/config-file.ts), the device's cert.pem and key.pem, the GUI's TLS pair when generated,
 // and, while the service runs, `lock` (which process serves from it) and `address` and `url`, where it
 // actually listens, for scripts and clients to read.
 export const CONFIG_FILE = 'config.json';
@@ -27,29 +27,6 @@ export async function prepareHome(home: string): Promise<void> {
 }
 
 /**
- * The key to serve with: the given one, else the one stored in config.json, else a new one that is
- * stored there. A config.json of an older version is migrated and saved; one that cannot be used is a
- * SettingError and is never overwritten. The supervisor writes config.json only here, at start: from
- * then on the worker is its one writer.
- */
-export async function resolveApiKey(
-  home: string,
-  givenKey: string | undefined,
-): Promise<{ apiKey: string; source: 'setting' | 'config' | 'generated' }> {
-  const path = join(home, CONFIG_FILE);
-  const loaded = await loadConfig(path);
-  const config = loaded?.config ?? { version: CONFIG_VERSION };
-  const save = () => writeFileAtomic(path, `${JSON.stringify(config, null, 2)}\n`, 0o600);
-  if (loaded?.migrated) await save();
-  if (givenKey !== undefined) return { apiKey: givenKey, source: 'setting' };
-  if (config.apiKey !== undefined) return { apiKey: config.apiKey, source: 'config' };
-
-  config.apiKey = newApiKey();
-  await save();
-  return { apiKey: config.apiKey, source: 'generated' };
-}
-
-/**
  * A new random key: 43 base64url characters (256 bits), never starting with `-`, which a command line
  * would read as an option (`syncd ping --api-key -x…`).
  */
@@ -58,11 +35,6 @@ export function newApiKey(): string {
     const key = randomBytes(32).toString('base64url');
     if (!key.startsWith('-')) return key;
   }
-}
-
-/** Reads config.json; undefined when it does not exist. Throws SettingError as loadConfig does. */
-export async function readConfig(path: string): Promise<StoredConfig | undefined> {
-  return (await loadConfig(path))?.config;
 }
 
 /**

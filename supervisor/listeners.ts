@@ -53,6 +53,12 @@ const reasons: Record<string, string> = {
   EAI_AGAIN: 'the host name does not resolve (EAI_AGAIN)',
 };
 
+export interface PendingListener {
+  bound: Address;
+  commit(): Listener;
+  abort(): void;
+}
+
 /**
  * The listening sockets the supervisor owns, by name. Binding a name that is bound already replaces
  * its socket without refusing a connection: the new one listens first, then the old one stops accepting
@@ -63,13 +69,27 @@ export class Listeners {
   #accept: ((name: ListenerName, socket: Socket) => void) | undefined;
 
   async bind(name: ListenerName, address: Address): Promise<Listener> {
+    return (await this.prepare(name, address)).commit();
+  }
+
+  /**
+   * Binds a new socket for `name` and keeps the old one accepting until `commit` swaps them; `abort`
+   * closes the new one instead. A change that must not half happen binds first, then does the rest.
+   */
+  async prepare(name: ListenerName, address: Address): Promise<PendingListener> {
     const listener = await bindListener(address);
-    const old = this.#bound.get(name);
-    this.#bound.set(name, listener);
-    const accept = this.#accept;
-    if (accept) listener.startAccepting((socket) => accept(name, socket));
-    old?.server.close();
-    return listener;
+    return {
+      bound: listener.bound,
+      commit: () => {
+        const old = this.#bound.get(name);
+        this.#bound.set(name, listener);
+        const accept = this.#accept;
+        if (accept) listener.startAccepting((socket) => accept(name, socket));
+        old?.server.close();
+        return listener;
+      },
+      abort: () => listener.server.close(),
+    };
   }
 
   get(name: ListenerName): Listener | undefined {

@@ -1,6 +1,15 @@
-import { formatAddress, parseAddress } from '../shared/address.ts';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { formatAddress } from '../shared/address.ts';
+import { loadConfigFile } from '../shared/config/config-file.ts';
 import { allowedHostsFor } from '../shared/hosts.ts';
-import { prepareHome, removeAddressFiles, resolveApiKey, writeAddressFiles } from '../shared/home.ts';
+import {
+  CONFIG_FILE,
+  newApiKey,
+  prepareHome,
+  removeAddressFiles,
+  writeAddressFiles,
+} from '../shared/home.ts';
 import { LossyOutput } from '../shared/lossy-output.ts';
 import type { DestinationStream } from 'pino';
 import { createLogger, type Logger, reportDroppedLines, standardOutput } from '../shared/logger.ts';
@@ -8,6 +17,8 @@ import { RecentErrors } from '../shared/recent-errors.ts';
 import { readSettings, SettingError, type Settings, usage } from '../shared/settings.ts';
 import { type Identity, loadIdentity } from '../shared/identity.ts';
 import { fingerprint, loadTls } from '../shared/tls.ts';
+import { ConfigStore } from './config-store.ts';
+import { type GuiServing, guiSaveStep, guiServing } from './gui-config.ts';
 import { type HomeLock, lockHome } from './home-lock.ts';
 import { type Listener, Listeners } from './listeners.ts';
 import { fitConnections, openFileLimit } from './open-files.ts';
@@ -82,7 +93,7 @@ export async function runSupervisor(
     return EXIT_BAD_CONFIG;
   }
 
-  const { settings, apiKey, keySource, listeners, address, url, tls, lock, identity } = startup;
+  const { settings, gui, keySource, listeners, address, url, tls, lock, identity, store } = startup;
   let written = { address, url };
   const tlsFields = tls ? { tls: tls.source, fingerprint: fingerprint(tls.cert) } : {};
   logger.info(
@@ -92,6 +103,7 @@ export async function runSupervisor(
       url,
       home: settings.home,
       apiKey: keySource,
+      config: join(settings.home, CONFIG_FILE),
       identity: identity.source,
       ...tlsFields,
     },
@@ -101,37 +113,38 @@ export async function runSupervisor(
   const supervisor = new Supervisor({
     settings,
     worker: {
-      apiKey,
+      apiKey: gui.apiKey,
       deviceId: identity.deviceId,
+      home: settings.home,
       address,
       allowedHosts: allowedHostsFor((listeners.get('gui') as Listener).bound, settings.allowedHosts),
       tls: tls ? { cert: tls.cert, key: tls.key } : null,
+      overridden: gui.overridden,
     },
+    config: store,
     closeListeners: () => listeners.close(),
-    // The worker saved a new GUI address: listen there, then let the old address go.
-    onConfigSaved: ({ guiAddress }) => {
-      if (guiAddress === undefined) return;
-      void rebind(guiAddress).catch((error: Error) =>
-        logger.error(
-          { guiAddress },
-          `cannot move the GUI to ${guiAddress}: ${error.message}; still listening on ${written.address}`,
-        ),
-      );
-    },
     logger,
     errors,
     spawn: (events) => new WorkerProcess(events, { stderr }),
   });
   record = (error, slot) => supervisor.recordError({ op: 'add', error, slot });
-  const rebind = async (text: string) => {
-    const parsed = parseAddress(text);
-    if (typeof parsed === 'string') throw new Error(parsed);
-    const moved = formatAddress((await listeners.bind('gui', parsed)).bound);
-    const now = { address: moved, url: `${tls ? 'https' : 'http'}://${moved}` };
-    await writeAddressFiles(settings.home, now.address, now.url);
-    written = now;
-    logger.info({ address: moved }, 'listening on the new GUI address');
-  };
+  // A saved GUI address or key moves what is served; the rest of a save is the workers' business.
+  store.prepareWith(
+    guiSaveStep({
+      listeners,
+      settings,
+      overridden: gui.overridden,
+      serve: (serving) => supervisor.serve(serving),
+      moved: async (moved) => {
+        const now = { address: moved, url: `${tls ? 'https' : 'http'}://${moved}` };
+        await writeAddressFiles(settings.home, now.address, now.url).catch((error: Error) =>
+          logger.error({ err: error }, `could not record the new GUI address: ${error.message}`),
+        );
+        written = now;
+        logger.info({ address: moved }, 'listening on the new GUI address');
+      },
+    }),
+  );
   listeners.startAccepting((name, socket) => supervisor.accept(name, socket));
   supervisor.start();
   io.signals.deliverTo((signal) => supervisor.signal(signal));
@@ -153,8 +166,9 @@ export async function runSupervisor(
 
 interface Startup {
   settings: Settings;
-  apiKey: string;
+  gui: GuiServing;
   keySource: 'setting' | 'config' | 'generated';
+  store: ConfigStore;
   listeners: Listeners;
   address: string;
   url: string;
@@ -175,13 +189,29 @@ async function start(wanted: Settings, logger: Logger): Promise<Startup> {
   await prepareHome(settings.home);
   const lock = await lockHome(settings.home);
   try {
-    const { apiKey, source } = await resolveApiKey(settings.home, settings.apiKey);
     const identity = await loadIdentity(settings.home);
-    const tls = settings.tls
+    const path = join(settings.home, CONFIG_FILE);
+    const loaded = await loadConfigFile(path, {
+      myId: identity.deviceId,
+      deviceName: hostname(),
+      newApiKey,
+    });
+    if (loaded.dropped.length > 0) {
+      logger.warn(
+        { dropped: loaded.dropped },
+        `${path} had fields this version has no place for, dropped: ${loaded.dropped.join(', ')}`,
+      );
+    }
+    const store = new ConfigStore(path, loaded.config);
+    if (loaded.changed) await store.write();
+    const gui = guiServing(loaded.config, settings);
+    const keySource =
+      settings.apiKey !== undefined ? 'setting' : loaded.keyGenerated ? 'generated' : 'config';
+    const tls = gui.tls
       ? await loadTls(settings.home, { cert: settings.tlsCert, key: settings.tlsKey })
       : undefined;
     const listeners = new Listeners();
-    const address = formatAddress((await listeners.bind('gui', settings.address)).bound);
+    const address = formatAddress((await listeners.bind('gui', gui.address)).bound);
     const url = `${tls ? 'https' : 'http'}://${address}`;
     try {
       await writeAddressFiles(settings.home, address, url);
@@ -189,7 +219,7 @@ async function start(wanted: Settings, logger: Logger): Promise<Startup> {
       listeners.close();
       throw error;
     }
-    return { settings, apiKey, keySource: source, listeners, address, url, tls, lock, identity };
+    return { settings, gui, keySource, store, listeners, address, url, tls, lock, identity };
   } catch (error) {
     await lock.release();
     throw error;

@@ -1,10 +1,12 @@
 import type { Socket } from 'node:net';
 import type { Logger } from '../shared/logger.ts';
+import type { Configuration } from '../shared/config/defaults.ts';
 import {
-  type ConfigSaved,
   type Dispatch,
   dispatch,
   type ListenerName,
+  type SaveAnswer,
+  type Serving,
   type SupervisorMessage,
   type SupervisorStats,
   type WorkerInit,
@@ -31,18 +33,27 @@ export const EXIT_GAVE_UP = 3;
 export interface SupervisorOptions {
   settings: WorkerSettings &
     Pick<Settings, 'crashLimit' | 'crashWindowMs' | 'startupTimeoutMs' | 'heartbeatTimeoutMs'>;
-  /** What every worker is told besides its settings. */
-  worker: Pick<WorkerInit, 'apiKey' | 'deviceId' | 'address' | 'allowedHosts' | 'tls'>;
+  /** What every worker is told besides its settings; `serve` changes what the next ones get. */
+  worker: Pick<
+    WorkerInit,
+    'apiKey' | 'deviceId' | 'home' | 'address' | 'allowedHosts' | 'tls' | 'overridden'
+  >;
+  /** The configuration: every worker starts with it, and saves go through it (see config-store.ts). */
+  config: ConfigKeeper;
   /** Stops accepting on the listening sockets (at shutdown). */
   closeListeners: () => void;
-  /** What the worker saved that the supervisor owns, such as the GUI address to bind anew. */
-  onConfigSaved?: (saved: ConfigSaved) => void;
   logger: Logger;
   spawn: SpawnWorker;
   /** The recent errors, kept here across workers; the logger's warnings should feed it. */
   errors?: RecentErrors;
   /** Reads of a monotonic clock in ms; for tests. */
   readClock?: () => number;
+}
+
+export interface ConfigKeeper {
+  readonly config: Configuration;
+  readonly revision: number;
+  save(config: Configuration, base: number): Promise<SaveAnswer>;
 }
 
 /** What the supervisor knows of one of its workers. */
@@ -99,7 +110,8 @@ export class Supervisor {
   #resolveDone!: (code: number) => void;
 
   constructor(options: SupervisorOptions) {
-    this.#options = options;
+    // A copy: `serve` changes what workers are told.
+    this.#options = { ...options, worker: { ...options.worker } };
     this.#log = options.logger;
     this.errors = options.errors ?? new RecentErrors();
     this.#crashPolicy = new CrashPolicy({
@@ -241,8 +253,25 @@ export class Supervisor {
     'syncd:acquired': ({ seq }, { worker }) => this.#handover.acquired(worker, seq),
     'syncd:acquire-failed': ({ seq, error }, { worker }) => this.#handover.acquireFailed(worker, seq, error),
     'syncd:released': ({ seq }, { worker }) => this.#handover.released(worker, seq),
-    'syncd:config-saved': ({ saved }) => this.#options.onConfigSaved?.(saved),
+    // Every worker has the saved configuration before the one that saved it hears so: a client that
+    // reads it back on any connection gets what it wrote.
+    'syncd:config-save': ({ seq, config, base }, slot) => {
+      void this.#options.config.save(config, base).then((answer) => {
+        if (answer.ok) {
+          const { config: saved, revision } = this.#options.config;
+          this.#broadcast({ type: 'syncd:config', config: saved, revision });
+        }
+        slot.worker.send({ type: 'syncd:config-answer', seq, answer });
+      });
+    },
   };
+
+  /** What workers serve with changed (a saved configuration moved it): the next ones, and every one now. */
+  serve(serving: Partial<Serving> & Partial<Pick<WorkerInit, 'tls'>>): void {
+    Object.assign(this.#options.worker, serving);
+    const { address, allowedHosts, apiKey } = this.#options.worker;
+    this.#broadcast({ type: 'syncd:serving', serving: { address, allowedHosts, apiKey } });
+  }
 
   /** Records a change to the recent errors made here, and tells every worker. */
   recordError(change: ErrorChange): void {
@@ -295,6 +324,8 @@ export class Supervisor {
         },
         errors: this.errors.list(),
         supervisor: this.stats,
+        config: this.#options.config.config,
+        configRevision: this.#options.config.revision,
       },
     });
     slot.cancelDeadline = this.#clock.deadline(settings.startupTimeoutMs, () => {

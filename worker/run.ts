@@ -15,6 +15,12 @@ import { type ErrorChange, RecentErrors } from '../shared/recent-errors.ts';
 import { buildApp } from './http/app.ts';
 import { ConnectionPool } from './connections.ts';
 import { Service } from './service/service.ts';
+import { Requests } from '../shared/ipc/requests.ts';
+import type { SaveAnswer } from '../shared/ipc/protocol.ts';
+import { configEvents } from './config/config-events.ts';
+import { WorkerConfig } from './config/worker-config.ts';
+import { EventLog } from './events/event-log.ts';
+import type { Access } from './http/app.ts';
 
 /** The IPC side of the worker's parent: `process` in a real worker. */
 export interface ParentChannel {
@@ -79,25 +85,49 @@ export function runWorker(parent: ParentChannel, options: { testRoutes?: boolean
       let supervisor: SupervisorStats = init.supervisor;
       let draining = false;
       const service = new Service();
+      const events = new EventLog();
+      events.log('Starting', { home: init.home, myID: init.deviceId });
+      // Saves go to the supervisor, which keeps the configuration; each answer settles its request.
+      const saves = new Requests<(answer: SaveAnswer) => void>();
+      const config = new WorkerConfig({
+        config: init.config,
+        revision: init.configRevision,
+        myId: init.deviceId,
+        save: (next, base) =>
+          new Promise((resolve) => {
+            if (parent.connected === false || !parent.send) {
+              resolve({ ok: false, status: 500, message: 'the supervisor is gone; nothing was saved' });
+              return;
+            }
+            send({ type: 'syncd:config-save', seq: saves.open(resolve), config: next, base });
+          }),
+      });
+      config.onChange(configEvents(events));
+      const access: Access = { apiKey: init.apiKey, allowedHosts: init.allowedHosts };
+      const status = {
+        startTime: new Date(),
+        address: init.address,
+        supervisor: () => supervisor,
+        serviceHeld: () => service.held,
+      };
 
       const app = buildApp({
         apiKey: init.apiKey,
         deviceId: init.deviceId,
         logger,
         errors: { list: errors, change },
-        status: {
-          startTime: new Date(),
-          address: init.address,
-          supervisor: () => supervisor,
-          serviceHeld: () => service.held,
-        },
+        status,
+        access,
+        config,
+        events,
+        guiAddressOverridden: init.overridden.guiAddress,
+        // gui.useTLS applies at the next start of the service, unless a flag decides it.
+        requiresRestart: () => !init.overridden.tls && config.current.gui.useTLS !== (init.tls !== null),
         onAction: (action) => send({ type: 'syncd:action', action }),
         isDraining: () => draining,
         // Requests come only once connections are served, after the pool exists.
         onProven: (socket) => pool.prove(socket),
-        testRoutes: options.testRoutes
-          ? { service, configSaved: (saved) => send({ type: 'syncd:config-saved', saved }) }
-          : undefined,
+        testRoutes: options.testRoutes ? { service } : undefined,
         allowedHosts: init.allowedHosts,
         limits: { headersTimeoutMs: settings.headersTimeoutMs, requestTimeoutMs: settings.requestTimeoutMs },
         tls: init.tls,
@@ -116,6 +146,7 @@ export function runWorker(parent: ParentChannel, options: { testRoutes?: boolean
       const drain = async (reason: DrainReason) => {
         if (draining) return;
         draining = true;
+        events.close();
         logger.info({ reason, connections: pool.size }, 'worker draining');
         const idleGraceMs =
           reason === 'restart' ? Math.min(RESTART_IDLE_GRACE_MS, settings.drainTimeoutMs) : 0;
@@ -161,8 +192,16 @@ export function runWorker(parent: ParentChannel, options: { testRoutes?: boolean
           );
         },
         'syncd:release': ({ seq }) => void release().then(() => send({ type: 'syncd:released', seq })),
+        'syncd:config': (message) => config.apply(message.config, message.revision),
+        'syncd:config-answer': ({ seq, answer }) => saves.settle(seq)?.(answer),
+        'syncd:serving': ({ serving }) => {
+          access.apiKey = serving.apiKey;
+          access.allowedHosts = serving.allowedHosts;
+          status.address = serving.address;
+        },
       };
       send({ type: 'syncd:ready' });
+      events.log('StartupComplete', { myID: init.deviceId });
       logger.debug('worker ready');
       return (message: SupervisorMessage, extra: unknown) => dispatch(handlers, message, extra);
     }

@@ -5,6 +5,12 @@ import { checkHealth } from '../../shared/client/health.ts';
 import { connectOutcome, pollUntil } from '../../shared/client/poll.ts';
 import { notRecorded, resolveTarget, type Target } from '../../shared/client/target.ts';
 import { readDeviceId } from '../../shared/identity.ts';
+import {
+  type ConfigCommandOptions,
+  ConfigUsageError,
+  devicesCommand,
+  foldersCommand,
+} from './config-commands.ts';
 import { errorsTable, statusTable } from './format.ts';
 import { commandHelp, globalHelp } from './usage.ts';
 
@@ -44,6 +50,7 @@ interface Options {
   wait: boolean;
   tls?: boolean;
   timeoutMs: number;
+  config: ConfigCommandOptions;
 }
 
 /** Runs `syncd ARGS`; resolves with the exit code. */
@@ -56,7 +63,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     }
     return await run(command, args, options, io);
   } catch (error) {
-    if (error instanceof UsageError) {
+    if (error instanceof UsageError || error instanceof ConfigUsageError) {
       io.err(`syncd: ${error.message}\nRun syncd --help for the commands and options.`);
       return EXIT_USAGE;
     }
@@ -87,6 +94,11 @@ function parse(argv: readonly string[]) {
         wait: { type: 'boolean', default: false },
         tls: { type: 'boolean' },
         timeout: { type: 'string' },
+        name: { type: 'string' },
+        'device-address': { type: 'string', multiple: true },
+        label: { type: 'string' },
+        type: { type: 'string' },
+        share: { type: 'string', multiple: true },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -108,6 +120,13 @@ function parse(argv: readonly string[]) {
   if (values.wait && command !== 'restart' && command !== 'shutdown') {
     throw new UsageError('--wait goes with restart and shutdown only');
   }
+  const deviceOptions = values.name !== undefined || values['device-address'] !== undefined;
+  const folderOptions = values.label !== undefined || values.type !== undefined || values.share !== undefined;
+  if ((deviceOptions && command !== 'devices') || (folderOptions && command !== 'folders')) {
+    throw new UsageError(
+      '--name and --device-address go with devices add; --label, --type and --share with folders add',
+    );
+  }
   const options: Options = {
     address: values.address,
     apiKey: values['api-key'],
@@ -116,6 +135,13 @@ function parse(argv: readonly string[]) {
     wait: values.wait,
     tls: values.tls,
     timeoutMs: timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    config: {
+      name: values.name,
+      deviceAddress: values['device-address'],
+      label: values.label,
+      type: values.type,
+      share: values.share,
+    },
   };
   return { command, args, options, help: values.help };
 }
@@ -224,6 +250,12 @@ async function runCommand(
     }
     case 'errors':
       return errorsCommand(client, args, print);
+    case 'devices':
+      await devicesCommand(client, args, options.config, print);
+      return EXIT_OK;
+    case 'folders':
+      await foldersCommand(client, args, options.config, print);
+      return EXIT_OK;
     case 'id': {
       noArgs();
       // The certificate in the home says it even while the service is stopped.

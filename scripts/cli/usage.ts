@@ -12,6 +12,10 @@ export const commandHelp: Record<string, string> = {
   status:
     'syncd status [--json]\n  The worker and supervisor: pids, uptime, restarts, crashes, address, memory.',
   id: "syncd id [--json]\n  This device's ID, as Syncthing writes it: from the home's cert.pem, else from the running service.",
+  devices:
+    'syncd devices [--json]                       list the configured devices, this one included\nsyncd devices add ID [--name NAME] [--device-address URL]...\n                                             add a device (addresses such as tcp://192.0.2.1:22000; default dynamic)\nsyncd devices remove ID                      remove it, and stop sharing folders with it\nsyncd devices pause [ID]                     pause one device, or every device but this one\nsyncd devices resume [ID]                    resume one, or all',
+  folders:
+    'syncd folders [--json]                       list the configured folders\nsyncd folders add ID PATH [--label LABEL] [--type sendreceive|sendonly|receiveonly] [--share DEVICE_ID]...\n                                             add a folder (PATH absolute), shared with the devices given\nsyncd folders remove ID                      remove it from the configuration (its files stay)\nsyncd folders pause ID                       pause it\nsyncd folders resume ID                      resume it',
   healthcheck:
     'syncd healthcheck\n  Exit 0 when the service answers pong within 2 s, else 1 (for container health checks).',
 };
@@ -26,6 +30,8 @@ Commands:
   errors        list recent errors; errors clear; errors add MESSAGE
   status        pids, uptime, restarts, crashes, memory
   id            this device's ID, to give to the devices it syncs with
+  devices       list, add, remove, pause or resume devices
+  folders       list, add, remove, pause or resume folders
   healthcheck   exit 0 if it answers within 2 s, else 1
 
 Options for every command but serve:

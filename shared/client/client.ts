@@ -1,6 +1,7 @@
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { rootCertificates } from 'node:tls';
+import type { DeviceConfiguration, FolderConfiguration } from '../config/defaults.ts';
 import type { RecentError } from '../ipc/protocol.ts';
 
 export interface ClientOptions {
@@ -87,13 +88,63 @@ export class SyncdClient {
     return this.call('GET', '/rest/system/status');
   }
 
+  devices(): Promise<DeviceConfiguration[]> {
+    return this.call('GET', '/rest/config/devices');
+  }
+
+  /** Adds a device, or replaces the one with its ID; missing fields come from `defaults.device`. */
+  addDevice(device: Partial<DeviceConfiguration> & { deviceID: string }): Promise<unknown> {
+    return this.call('POST', '/rest/config/devices', JSON.stringify(device), 'application/json');
+  }
+
+  removeDevice(deviceId: string): Promise<unknown> {
+    return this.call('DELETE', `/rest/config/devices/${encodeURIComponent(deviceId)}`);
+  }
+
+  /** Pauses one device, or every device but this one. */
+  pause(deviceId?: string): Promise<unknown> {
+    return this.call('POST', `/rest/system/pause${deviceQuery(deviceId)}`);
+  }
+
+  resume(deviceId?: string): Promise<unknown> {
+    return this.call('POST', `/rest/system/resume${deviceQuery(deviceId)}`);
+  }
+
+  folders(): Promise<FolderConfiguration[]> {
+    return this.call('GET', '/rest/config/folders');
+  }
+
+  /** Adds a folder, or replaces the one with its ID; missing fields come from `defaults.folder`. */
+  addFolder(folder: Partial<FolderConfiguration> & { id: string; path: string }): Promise<unknown> {
+    return this.call('POST', '/rest/config/folders', JSON.stringify(folder), 'application/json');
+  }
+
+  /** Changes the fields given of a folder (`{paused: true}` pauses it). */
+  changeFolder(id: string, change: Partial<FolderConfiguration>): Promise<unknown> {
+    return this.call(
+      'PATCH',
+      `/rest/config/folders/${encodeURIComponent(id)}`,
+      JSON.stringify(change),
+      'application/json',
+    );
+  }
+
+  removeFolder(id: string): Promise<unknown> {
+    return this.call('DELETE', `/rest/config/folders/${encodeURIComponent(id)}`);
+  }
+
   /** One request; resolves with the parsed JSON body (or text) of a 2xx answer, else rejects. */
-  call<T>(method: string, path: string, body?: string): Promise<T> {
+  call<T>(
+    method: string,
+    path: string,
+    body?: string,
+    contentType = 'text/plain; charset=utf-8',
+  ): Promise<T> {
     const url = `${this.baseUrl}${path}`;
     const headers: Record<string, string> = {};
     if (this.#apiKey !== undefined) headers['x-api-key'] = this.#apiKey;
     if (body !== undefined) {
-      headers['content-type'] = 'text/plain; charset=utf-8';
+      headers['content-type'] = contentType;
       headers['content-length'] = String(Buffer.byteLength(body));
     }
     return new Promise((resolve, reject) => {
@@ -117,6 +168,10 @@ export class SyncdClient {
       req.end(body);
     });
   }
+}
+
+function deviceQuery(deviceId: string | undefined): string {
+  return deviceId === undefined ? '' : `?device=${encodeURIComponent(deviceId)}`;
 }
 
 function noAnswer(method: string, url: string, error: NodeJS.ErrnoException): ClientError {

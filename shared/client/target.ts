@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseAddress } from '../address.ts';
-import { CONFIG_FILE, readAddressFile, readConfig, readUrlFile } from '../home.ts';
+import { readStoredApiKey } from '../config/config-file.ts';
+import { CONFIG_FILE, readAddressFile, readUrlFile } from '../home.ts';
 import { resolveHome, settingSpecs } from '../settings.ts';
 import { TLS_CERT_FILE } from '../tls.ts';
 
@@ -49,7 +50,7 @@ export async function resolveTarget(
     https ||= url?.startsWith('https://') ?? false;
   }
   let apiKey = given.apiKey ?? (env[settingSpecs.apiKey.env] || undefined);
-  apiKey ??= (await readConfig(join(home, CONFIG_FILE)).catch(() => undefined))?.apiKey;
+  apiKey ??= await readStoredApiKey(join(home, CONFIG_FILE)).catch(() => undefined);
   const certPath = env[settingSpecs.tlsCert.env] || join(home, TLS_CERT_FILE);
   const ca = https ? await readFile(certPath, 'utf8').catch(() => undefined) : undefined;
   const reached = reachable(address);

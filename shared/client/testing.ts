@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { SyncdClient } from './client.ts';
-import { CONFIG_FILE, newApiKey, readConfig } from '../home.ts';
+import { readStoredApiKey } from '../config/config-file.ts';
+import { CONFIG_FILE, newApiKey } from '../home.ts';
 import { settingSpecs } from '../settings.ts';
 import { packageRoot, syncdBin } from '../paths.ts';
 import { TLS_CERT_FILE } from '../tls.ts';
@@ -181,7 +182,8 @@ export async function startService(options: StartOptions = {}): Promise<Service>
     ));
 
   // Where it listens: known now when a port was given, else said by its first line once it is bound.
-  const wanted = given(settingSpecs.address, args, env) as string;
+  // Unknown until the service says, when the configuration decides or the port is 0.
+  const wanted = given(settingSpecs.address, args, env) ?? '';
   let address = wanted;
   let url = `${options.tls || given(settingSpecs.tls, args, env) === '1' ? 'https' : 'http'}://${address}`;
   const apiKey = given(settingSpecs.apiKey, args, env);
@@ -205,7 +207,7 @@ export async function startService(options: StartOptions = {}): Promise<Service>
     stop,
   };
   try {
-    if (wanted.endsWith(':0') || options.waitReady !== false) {
+    if (wanted === '' || wanted.endsWith(':0') || options.waitReady !== false) {
       const started = await waitForLog((line) => line.msg === 'supervisor started', options.readyTimeoutMs);
       address = String(started.address);
       url = String(started.url);
@@ -216,7 +218,7 @@ export async function startService(options: StartOptions = {}): Promise<Service>
     throw error;
   }
   // A generated key is in the home once the service has started, the self-signed certificate too.
-  const key = apiKey ?? (await readConfig(join(home, CONFIG_FILE)).catch(() => undefined))?.apiKey ?? '';
+  const key = apiKey ?? (await readStoredApiKey(join(home, CONFIG_FILE)).catch(() => undefined)) ?? '';
   const ca = url.startsWith('https:')
     ? await readFile(join(home, TLS_CERT_FILE), 'utf8').catch(() => undefined)
     : undefined;

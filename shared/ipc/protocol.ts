@@ -1,6 +1,7 @@
 // The one definition of what the supervisor and the worker say to each other over the IPC channel.
 // Every message carries a `syncd:` tag so that nothing else on the channel (execa, Node itself)
 // can be mistaken for one of ours.
+import type { Configuration } from '../config/defaults.ts';
 import type { ErrorChange } from '../recent-errors.ts';
 import type { Settings } from '../settings.ts';
 
@@ -31,6 +32,8 @@ export interface WorkerInit {
   apiKey: string;
   /** This device's ID (see shared/identity.ts). */
   deviceId: string;
+  /** The home folder the service runs from. */
+  home: string;
   /** The address the supervisor actually bound, as HOST:PORT. */
   address: string;
   /** The recent errors so far: the supervisor keeps the list across workers. */
@@ -40,7 +43,25 @@ export interface WorkerInit {
   /** The certificate and key to serve HTTPS with, or null for HTTP. */
   tls: { cert: string; key: string } | null;
   supervisor: SupervisorStats;
+  /** The configuration (config.json), kept by the supervisor, and the number of its last change. */
+  config: Configuration;
+  configRevision: number;
+  /** Which of the configuration's GUI settings a flag or the environment overrides. */
+  overridden: Overridden;
 }
+
+export interface Overridden {
+  guiAddress: boolean;
+  apiKey: boolean;
+  tls: boolean;
+}
+
+/** What a worker serves with that a configuration change can move: sent to every worker. */
+export type Serving = Pick<WorkerInit, 'address' | 'allowedHosts' | 'apiKey'>;
+
+/** The answer to a configuration save: the error names what could not be done, and nothing was. */
+export type SaveAnswer =
+  { ok: true; revision: number } | { ok: false; status: 400 | 409 | 500; message: string };
 
 export type Action = 'restart' | 'shutdown';
 export type DrainReason = Action;
@@ -52,19 +73,15 @@ export type DrainReason = Action;
  */
 export type ListenerName = 'gui';
 
-/** What the worker saved to the configuration file, for the supervisor to act on what it owns. */
-export interface ConfigSaved {
-  /** The GUI listening address changed (HOST:PORT): the supervisor binds it and lets the old one go. */
-  guiAddress?: string;
-}
-
 /**
  * Supervisor to worker. Request-like messages carry a `seq` that their answer repeats (see
  * requests.ts). `connection` travels with the accepted socket as its handle; the worker answers
  * `accepted`, and until then the supervisor keeps its own copy of the socket, so that a worker dying
  * with it unread loses nothing. `acquire` and `release` hand over the service, which one worker at a
  * time holds (see worker/service/service.ts). `errors` carries a change to the recent errors made
- * elsewhere (by the supervisor or another worker), so that every copy of the list agrees.
+ * elsewhere (by the supervisor or another worker), so that every copy of the list agrees. `config` is a
+ * saved configuration, sent to every worker before the saver hears `config-answer`; `serving` what the
+ * workers serve with, once a saved configuration moved it.
  */
 export type SupervisorMessage =
   | { type: 'syncd:init'; init: WorkerInit }
@@ -74,11 +91,15 @@ export type SupervisorMessage =
   | { type: 'syncd:drain'; reason: DrainReason }
   | { type: 'syncd:heartbeat'; seq: number }
   | { type: 'syncd:acquire'; seq: number }
-  | { type: 'syncd:release'; seq: number };
+  | { type: 'syncd:release'; seq: number }
+  | { type: 'syncd:config'; config: Configuration; revision: number }
+  | { type: 'syncd:config-answer'; seq: number; answer: SaveAnswer }
+  | { type: 'syncd:serving'; serving: Serving };
 
 /**
  * Worker to supervisor. `errors` reports a change the worker made to its copy of the recent errors;
- * `config-saved` what it wrote to the configuration file that the supervisor must act on.
+ * `config-save` asks the supervisor, which keeps the configuration and its file, to save a changed one
+ * made from revision `base`: a save from an older revision is refused (409), so none is lost.
  */
 export type WorkerMessage =
   | { type: 'syncd:ready' }
@@ -89,7 +110,7 @@ export type WorkerMessage =
   | { type: 'syncd:acquired'; seq: number }
   | { type: 'syncd:acquire-failed'; seq: number; error: string }
   | { type: 'syncd:released'; seq: number }
-  | { type: 'syncd:config-saved'; saved: ConfigSaved };
+  | { type: 'syncd:config-save'; seq: number; config: Configuration; base: number };
 
 export type SupervisorMessageType = SupervisorMessage['type'];
 export type WorkerMessageType = WorkerMessage['type'];
@@ -110,6 +131,9 @@ const supervisorTypes = {
   'syncd:heartbeat': true,
   'syncd:acquire': true,
   'syncd:release': true,
+  'syncd:config': true,
+  'syncd:config-answer': true,
+  'syncd:serving': true,
 } as const satisfies Record<SupervisorMessageType, true>;
 const workerTypes = {
   'syncd:ready': true,
@@ -120,7 +144,7 @@ const workerTypes = {
   'syncd:acquired': true,
   'syncd:acquire-failed': true,
   'syncd:released': true,
-  'syncd:config-saved': true,
+  'syncd:config-save': true,
 } as const satisfies Record<WorkerMessageType, true>;
 
 export function isSupervisorMessage(value: unknown): value is SupervisorMessage {

@@ -1,9 +1,7 @@
 // The service changing hands between real worker processes: never two holders, a worker that will
 // not let go is killed, and HTTP never waits for it.
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import t from 'tap';
-import { call, isAlive, startService, tryConnect, waitFor } from '../helpers/service.ts';
+import { call, isAlive, startService, waitFor } from '../helpers/service.ts';
 
 t.test('HTTP is ready first; then the service is held, and a restart hands it over', async (t) => {
   const service = await startService(t);
@@ -42,29 +40,4 @@ t.test('a worker that will not release the service is killed, and its successor 
   await waitFor('the stuck worker gone', async () => (isAlive(stuck) ? undefined : true), 5000);
   const status = (await call(service, 'GET', '/rest/system/status')).body;
   t.same([status.service, status.supervisor.crashes], [{ held: true }, 0], 'held by its successor; no crash');
-});
-
-t.test('a GUI address saved in the configuration is bound anew, without a restart', async (t) => {
-  const service = await startService(t, { env: { SYNCD_TEST_ROUTES: '1' } });
-  const worker = await service.workerPid();
-  await call(service, 'POST', '/rest/test/config-saved?guiAddress=127.0.0.1:0');
-  const moved = await service.waitForLog((line) => line.msg === 'listening on the new GUI address');
-  const url = `http://${moved.address}`;
-  t.not(moved.address, service.address);
-  t.equal(
-    (await call({ url, apiKey: service.apiKey }, 'GET', '/rest/system/ping')).status,
-    200,
-    'served there',
-  );
-  t.equal(await tryConnect(service.address), 'ECONNREFUSED', 'the old address is let go');
-  t.equal(
-    (await readFile(join(service.home, 'address'), 'utf8')).trim(),
-    moved.address,
-    'the address file says so',
-  );
-  t.equal(
-    (await call({ url, apiKey: service.apiKey }, 'GET', '/rest/system/status')).body.pid,
-    worker,
-    'the same worker',
-  );
 });

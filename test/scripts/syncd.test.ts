@@ -4,6 +4,7 @@ import t from 'tap';
 import { syncthing } from '../../scripts/bench/targets.ts';
 import { runCli } from '../../scripts/cli/run.ts';
 import { call, isAlive, startService, syncdBin, tryConnect, waitFor } from '../helpers/service.ts';
+import { newDeviceId } from '../helpers/config.ts';
 
 const hasSyncthing = (await execa('sh', ['-c', 'command -v syncthing'], { reject: false })).exitCode === 0;
 const noSyncthing = hasSyncthing ? false : 'syncthing is not installed (.ci/run installs it from Debian)';
@@ -171,6 +172,74 @@ t.test(
     t.match(restart.out, /^restarted in \d+ ms$/);
   },
 );
+
+t.test('devices and folders: list, add, pause, resume, remove, for people and as JSON', async (t) => {
+  const service = await startService(t);
+  const env = { SYNCD_ADDRESS: service.address, SYNCD_API_KEY: service.apiKey };
+  const myID = (await call(service, 'GET', '/rest/system/status')).body.myID as string;
+  const other = newDeviceId();
+
+  const listed = await syncd(['devices'], env);
+  t.equal(listed.code, 0, listed.err);
+  t.match(listed.out, `${myID}`);
+  t.match(listed.out, '(this device)');
+  const added = await syncd(
+    ['devices', 'add', other, '--name', 'laptop', '--device-address', 'tcp://192.0.2.1:22000'],
+    env,
+  );
+  t.equal(added.code, 0, added.err);
+  const devices = JSON.parse((await syncd(['devices', '--json'], env)).out);
+  t.match(
+    devices.find((d: { deviceID: string }) => d.deviceID === other),
+    { name: 'laptop', addresses: ['tcp://192.0.2.1:22000'], paused: false },
+  );
+  t.equal((await syncd(['devices', 'pause', other], env)).code, 0);
+  t.match((await syncd(['devices'], env)).out, new RegExp(`${other}.*\\(paused\\)`));
+  t.equal((await syncd(['devices', 'resume'], env)).code, 0);
+  t.notMatch((await syncd(['devices'], env)).out, 'paused');
+
+  const folder = t.testdir();
+  const addedFolder = await syncd(
+    ['folders', 'add', 'docs', folder, '--label', 'Docs', '--share', other],
+    env,
+  );
+  t.equal(addedFolder.code, 0, addedFolder.err);
+  t.match((await syncd(['folders'], env)).out, `docs  ${folder}  sendreceive  shared with 1 device(s)`);
+  t.equal((await syncd(['folders', 'pause', 'docs'], env)).code, 0);
+  t.match(JSON.parse((await syncd(['folders', '--json'], env)).out)[0], {
+    id: 'docs',
+    label: 'Docs',
+    paused: true,
+  });
+  t.equal((await syncd(['folders', 'resume', 'docs'], env)).code, 0);
+
+  // The service's refusals: exit 1 with its message; nothing changed.
+  const relative = await syncd(['folders', 'add', 'x', 'relative'], env);
+  t.equal(relative.code, 1);
+  t.match(relative.err, /answered 400: folders\[\d\]\.path: "relative" is relative/);
+  const bogus = await syncd(['devices', 'pause', 'bogus'], env);
+  t.equal(bogus.code, 1);
+  t.match(bogus.err, /"bogus" is not a device ID/);
+  const unknown = await syncd(['folders', 'remove', 'nope'], env);
+  t.match([unknown.code, unknown.err], [1, /answered 404: no folder with ID "nope"/]);
+  t.same(
+    ((await call(service, 'GET', '/rest/config/folders')).body as Array<{ id: string }>).map((f) => f.id),
+    ['docs'],
+  );
+
+  t.equal((await syncd(['folders', 'remove', 'docs'], env)).code, 0);
+  t.equal((await syncd(['devices', 'remove', other], env)).code, 0);
+  t.equal((await syncd(['folders'], env)).out, 'no folders');
+  // Usage mistakes: exit 2.
+  for (const args of [
+    ['devices', 'add'],
+    ['folders', 'add', 'x'],
+    ['devices', 'frobnicate'],
+    ['ping', '--name', 'x'],
+  ]) {
+    t.equal((await syncd(args, env)).code, 2, args.join(' '));
+  }
+});
 
 t.test('bad usage: exit 2 and what was wrong', async (t) => {
   const cases: Array<[string[], RegExp]> = [

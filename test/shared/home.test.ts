@@ -8,7 +8,6 @@ import {
   readAddressFile,
   readUrlFile,
   removeAddressFiles,
-  resolveApiKey,
   writeAddressFiles,
 } from '../../shared/home.ts';
 
@@ -31,59 +30,6 @@ t.test('a home that cannot be a folder is refused, naming the setting', async (t
     name: 'SettingError',
     message: /--home \/ SYNCD_HOME: cannot use/,
   });
-});
-
-t.test('a key is generated once, stored with mode 0600 and reused', async (t) => {
-  const home = await tempHome(t);
-  const first = await resolveApiKey(home, undefined);
-  t.equal(first.source, 'generated');
-  t.ok(first.apiKey.length >= 32, `${first.apiKey.length} characters`);
-  const path = join(home, 'config.json');
-  t.equal((await stat(path)).mode & 0o777, 0o600);
-  t.same(JSON.parse(await readFile(path, 'utf8')), { version: 1, apiKey: first.apiKey });
-
-  const second = await resolveApiKey(home, undefined);
-  t.same(second, { apiKey: first.apiKey, source: 'config' });
-  t.not(
-    (await resolveApiKey(await tempHome(t), undefined)).apiKey,
-    first.apiKey,
-    'another home, another key',
-  );
-});
-
-t.test('a given key wins and is not written', async (t) => {
-  const home = await tempHome(t);
-  t.same(await resolveApiKey(home, 'given-key-0123456789'), {
-    apiKey: 'given-key-0123456789',
-    source: 'setting',
-  });
-  await t.rejects(stat(join(home, 'config.json')), { code: 'ENOENT' });
-});
-
-t.test('other fields of config.json are kept when a key is added', async (t) => {
-  const home = await tempHome(t);
-  await writeFile(join(home, 'config.json'), '{"note": "mine"}');
-  const { apiKey } = await resolveApiKey(home, undefined);
-  t.same(JSON.parse(await readFile(join(home, 'config.json'), 'utf8')), { note: 'mine', version: 1, apiKey });
-});
-
-t.test('a malformed config.json is reported and never overwritten', async (t) => {
-  for (const text of ['{"apiKey": ', '[]', 'null', '{"apiKey": 12}', '{"apiKey": "short"}']) {
-    const home = await tempHome(t);
-    const path = join(home, 'config.json');
-    await writeFile(path, text);
-    await t.rejects(
-      resolveApiKey(home, undefined),
-      { name: 'SettingError', message: new RegExp(path) },
-      text,
-    );
-    await t.rejects(
-      resolveApiKey(home, 'given-key-0123456789'),
-      { name: 'SettingError' },
-      'even with a key given',
-    );
-    t.equal(await readFile(path, 'utf8'), text, 'untouched');
-  }
 });
 
 t.test('the address and url files are written, read and removed', async (t) => {

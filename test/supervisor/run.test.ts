@@ -34,7 +34,8 @@ t.test('the generated key is stored and reused across starts', async (t) => {
   const home = await tempHome(t);
   const env = { SYNCD_API_KEY: '' };
   const first = await startService(t, { home, env });
-  const { apiKey } = JSON.parse(await readFile(join(home, 'config.json'), 'utf8'));
+  const written = await readFile(join(home, 'config.json'), 'utf8');
+  const { apiKey } = JSON.parse(written).config.gui;
   t.ok(apiKey.length >= 32, 'a long key');
   t.equal((await stat(join(home, 'config.json'))).mode & 0o777, 0o600);
   t.equal(
@@ -51,11 +52,7 @@ t.test('the generated key is stored and reused across starts', async (t) => {
     200,
     'the same key after a new start',
   );
-  t.same(
-    JSON.parse(await readFile(join(home, 'config.json'), 'utf8')),
-    { version: 1, apiKey },
-    'config.json unchanged',
-  );
+  t.equal(await readFile(join(home, 'config.json'), 'utf8'), written, 'config.json unchanged');
 });
 
 t.test('the bound address is logged and written into the home, port 0 included', async (t) => {
@@ -123,6 +120,23 @@ t.test('a malformed config.json stops the supervisor with code 2 and is left as 
   t.match(lines[0].msg, new RegExp(`${path}: is not valid JSON`));
   t.equal(await readFile(path, 'utf8'), '{"apiKey": "abc');
 });
+
+t.test(
+  'a configuration made invalid by hand stops the supervisor with code 2 naming the field',
+  async (t) => {
+    const home = await tempHome(t);
+    const path = join(home, 'config.json');
+    const text = JSON.stringify({
+      version: 2,
+      config: { gui: { apiKey: 'a-key-long-enough-0123' }, folders: [{ id: 'docs', path: 'docs' }] },
+    });
+    await writeFile(path, text, { mode: 0o600 });
+    const { exitCode, lines } = await runToExit({ SYNCD_HOME: home, SYNCD_ADDRESS: '127.0.0.1:0' });
+    t.equal(exitCode, 2);
+    t.match(lines[0].msg, `${path}: config.folders[0].path: "docs" is relative`);
+    t.equal(await readFile(path, 'utf8'), text, 'never overwritten');
+  },
+);
 
 t.test('--help prints every setting and exits 0', async (t) => {
   const result = await execa('node', [syncdBin, 'serve', '--help'], { reject: false });

@@ -1,4 +1,7 @@
 import type { Socket } from 'node:net';
+import { join } from 'node:path';
+import { ConfigStore } from '../../supervisor/config-store.ts';
+import { testConfiguration } from '../helpers/config.ts';
 import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import t, { type Test } from 'tap';
@@ -48,7 +51,16 @@ function setup(t: Test, overrides: Partial<SupervisorOptions['settings']> = {}) 
   );
   const supervisor = new Supervisor({
     settings: { ...settings, ...overrides },
-    worker: { apiKey: 'key', deviceId: 'DEVICE', address: '127.0.0.1:1', allowedHosts: null, tls: null },
+    worker: {
+      apiKey: 'key',
+      deviceId: 'DEVICE',
+      home: '/nowhere',
+      address: '127.0.0.1:1',
+      allowedHosts: null,
+      tls: null,
+      overridden: { guiAddress: false, apiKey: false, tls: false },
+    },
+    config: new ConfigStore(join(t.testdir(), 'config.json'), testConfiguration()),
     closeListeners: () => {
       listenerOpen = false;
     },
@@ -462,5 +474,43 @@ t.test('a first worker not ready within the startup timeout is killed and counts
   t.notOk(
     log.some((line) => line.msg === 'ready'),
     'never ready',
+  );
+});
+
+t.test('a saved configuration reaches every worker before the one that saved it hears so', async (t) => {
+  const { supervisor, worker } = setup(t);
+  supervisor.start();
+  worker(0).ready();
+  await settle();
+  worker(0).drainsAtOnce = false;
+  supervisor.restart('API');
+  worker(1).ready();
+  await settle();
+  const config = testConfiguration();
+  config.options.maxSendKbps = 7;
+  worker(0).say({ type: 'syncd:config-save', seq: 1, config, base: 1 });
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const types = (n: number) =>
+    worker(n)
+      .sent.map((message) => message.type)
+      .filter((type) => type.startsWith('syncd:config'));
+  t.same(types(0), ['syncd:config', 'syncd:config-answer'], 'the saver: the configuration, then the answer');
+  t.same(types(1), ['syncd:config'], 'the other worker: the configuration');
+  t.match(worker(1).received('syncd:config')[0], { revision: 2, config: { options: { maxSendKbps: 7 } } });
+  t.match(worker(0).received('syncd:config-answer')[0], { seq: 1, answer: { ok: true, revision: 2 } });
+
+  // A save from a revision that is no longer the latest is refused, and nobody is told of a change.
+  worker(1).say({ type: 'syncd:config-save', seq: 1, config, base: 1 });
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  t.match(worker(1).received('syncd:config-answer')[0], { answer: { ok: false, status: 409 } });
+  t.equal(worker(0).received('syncd:config').length, 1);
+  const [init] = (() => {
+    supervisor.restart('API');
+    return worker(2).received('syncd:init');
+  })();
+  t.match(
+    init?.init,
+    { configRevision: 2, config: { options: { maxSendKbps: 7 } } },
+    'a new worker starts with it',
   );
 });

@@ -4,6 +4,7 @@ import { connect, createServer, type Socket } from 'node:net';
 import t, { type Test } from 'tap';
 import type { SupervisorMessage, WorkerInit, WorkerMessage } from '../../shared/ipc/protocol.ts';
 import { runWorker } from '../../worker/run.ts';
+import { testConfiguration } from '../helpers/config.ts';
 
 const apiKey = 'a-key-for-the-worker-tests';
 
@@ -22,6 +23,10 @@ const init: WorkerInit = {
   allowedHosts: null,
   tls: null,
   supervisor: { pid: 1, startTime: '2026-11-22T00:00:00.000Z', restarts: 0, crashes: 0 },
+  home: '/nowhere',
+  config: testConfiguration(),
+  configRevision: 1,
+  overridden: { guiAddress: false, apiKey: false, tls: false },
 };
 
 /** A parent channel: what the worker sends, and a way to send it messages with handles. */

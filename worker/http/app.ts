@@ -24,6 +24,10 @@ import { answerClientError } from './client-errors.ts';
 import { MAX_HEADER_BYTES, MAX_HEADER_COUNT } from './limits.ts';
 import { type ErrorList, type StatusSource, systemRoutes } from './routes/system.ts';
 import { type TestRouteOptions, testRoutes } from './routes/test.ts';
+import { asHttpError, configRoutes } from './routes/config.ts';
+import { eventRoutes } from './routes/events.ts';
+import type { WorkerConfig } from '../config/worker-config.ts';
+import type { EventLog } from '../events/event-log.ts';
 
 /** The largest request body accepted by routes that set no limit of their own (/rest/system: 64 KiB). */
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
@@ -51,6 +55,22 @@ export interface AppOptions {
   limits?: { headersTimeoutMs: number; requestTimeoutMs: number };
   /** Serve HTTPS on the connections handed over, with this certificate and key. */
   tls?: { cert: string; key: string } | null;
+  /**
+   * The key and hosts checked on each request, when they can change while serving (a saved
+   * configuration): `apiKey` and `allowedHosts` above are the starting values otherwise.
+   */
+  access?: Access;
+  /** The configuration, for its endpoints and pause/resume. */
+  config?: WorkerConfig;
+  requiresRestart?: () => boolean;
+  guiAddressOverridden?: boolean;
+  /** The event log behind /rest/events. */
+  events?: EventLog;
+}
+
+export interface Access {
+  apiKey: string;
+  allowedHosts: string[] | null;
 }
 
 // A response this large may not fit the connection's buffers: one whose reader does not take it within
@@ -99,8 +119,12 @@ export function buildApp(options: AppOptions) {
   const allowedMethods = new AllowedMethods();
   app.addHook('onRoute', (route) => allowedMethods.add(route.method, route.url));
 
-  const keyMatches = apiKeyChecker(options.apiKey);
-  const allowedHosts = options.allowedHosts ?? null;
+  const access: Access = options.access ?? {
+    apiKey: options.apiKey,
+    allowedHosts: options.allowedHosts ?? null,
+  };
+  let checkedKey = access.apiKey;
+  let keyMatches = apiKeyChecker(checkedKey);
   const failures = options.authFailures ?? new AuthFailures();
   const connections = new ConnectionRequests();
   // A callback hook, not an async one: this runs on every request and a promise each costs throughput.
@@ -114,9 +138,13 @@ export function buildApp(options: AppOptions) {
       return;
     }
     // Before the key is even looked at: a page whose name was rebound to this address is refused.
-    if (!hostAllowed(request.headers.host, allowedHosts)) {
+    if (!hostAllowed(request.headers.host, access.allowedHosts)) {
       done(hostNotAllowed(request.headers.host ?? ''));
       return;
+    }
+    if (access.apiKey !== checkedKey) {
+      checkedKey = access.apiKey;
+      keyMatches = apiKeyChecker(checkedKey);
     }
     if (keyMatches(request.headers)) {
       options.onProven?.(request.raw.socket);
@@ -169,6 +197,13 @@ export function buildApp(options: AppOptions) {
     prefix: '/rest/system',
     closeAfterAnswering: (request: FastifyRequest) => connections.closeAfterAnswering(request),
   });
+  if (options.config) {
+    app.register(configRoutes, {
+      config: options.config,
+      requiresRestart: options.requiresRestart ?? (() => false),
+    });
+  }
+  if (options.events) app.register(eventRoutes, { events: options.events });
   if (options.testRoutes) app.register(testRoutes, { ...options.testRoutes, prefix: '/rest/test' });
   return app;
 }
@@ -228,10 +263,12 @@ function cutIfUnread(reply: FastifyReply): void {
 }
 
 function replyWithError(
-  error: Error & { statusCode?: number },
+  thrown: Error & { statusCode?: number },
   request: FastifyRequest,
   reply: FastifyReply,
 ): ErrorBody {
+  // A configuration a request made that cannot be used or saved says so (see routes/config.ts).
+  const error = asHttpError(thrown) as Error & { statusCode?: number };
   if (error instanceof HttpError) {
     reply.headers(error.headers);
     reply.code(error.statusCode);

@@ -44,6 +44,11 @@ const statuses = {
   SYNCD_ERR_BAD_REQUEST: 400,
   SYNCD_ERR_EMPTY_ERROR_TEXT: 400,
   SYNCD_ERR_NOT_IMPLEMENTED: 501,
+  SYNCD_ERR_INVALID_CONFIG: 400,
+  SYNCD_ERR_INVALID_DEVICE_ID: 400,
+  SYNCD_ERR_INVALID_QUERY: 400,
+  SYNCD_ERR_CONFIG_CONFLICT: 409,
+  SYNCD_ERR_CONFIG_NOT_SAVED: 500,
   // Ours.
   SYNCD_ERR_INTERNAL: 500,
 } as const;
@@ -111,3 +116,12 @@ export const headersTooLarge = (lines: number) =>
     'SYNCD_ERR_HEADERS_TOO_LARGE',
     `the request's headers are too large: at most ${MAX_HEADER_COUNT} lines and ${MAX_HEADER_BYTES / 1024} KiB in all (it sent ${lines} lines)`,
   );
+
+export const invalidConfig = (message: string) => new HttpError('SYNCD_ERR_INVALID_CONFIG', message);
+
+export const invalidDeviceId = (text: string, problem: string) =>
+  new HttpError('SYNCD_ERR_INVALID_DEVICE_ID', `"${text}" is not a device ID: ${problem}`);
+
+export const invalidQuery = (message: string) => new HttpError('SYNCD_ERR_INVALID_QUERY', message);
+
+export const noSuch = (what: string) => new HttpError('SYNCD_ERR_NOT_FOUND', what);

@@ -1,46 +1,95 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { CONFIG_VERSION, loadConfig } from '../../../shared/config/config-file.ts';
-import { resolveApiKey } from '../../../shared/home.ts';
+import {
+  CONFIG_VERSION,
+  configFileText,
+  loadConfigFile,
+  readStoredApiKey,
+} from '../../../shared/config/config-file.ts';
+import { newApiKey } from '../../../shared/home.ts';
+import { ConfigStore } from '../../../supervisor/config-store.ts';
+import { testDeviceId } from '../../helpers/config.ts';
 
 const key = 'a-key-of-an-older-version';
+const identity = { myId: testDeviceId, deviceName: 'here', newApiKey };
 
-t.test('a config of an older version is migrated, keeping what it holds, and saved', async (t) => {
-  const home = t.testdir();
-  const path = join(home, 'config.json');
-  await writeFile(path, JSON.stringify({ apiKey: key, note: 'mine' }));
-  t.same(await loadConfig(path), {
-    config: { apiKey: key, note: 'mine', version: CONFIG_VERSION },
-    migrated: true,
-  });
-  t.same(await resolveApiKey(home, undefined), { apiKey: key, source: 'config' });
-  t.same(
-    JSON.parse(await readFile(path, 'utf8')),
-    { apiKey: key, note: 'mine', version: 1 },
-    'saved migrated',
-  );
-  t.same((await loadConfig(path))?.migrated, false, 'and read as current from then on');
+t.test('a file of version 0 or 1 is migrated: its key moves to gui.apiKey', async (t) => {
+  for (const old of [{ apiKey: key }, { version: 1, apiKey: key }]) {
+    const path = join(t.testdir(), 'config.json');
+    await writeFile(path, JSON.stringify({ ...old, note: 'mine' }));
+    const loaded = await loadConfigFile(path, identity);
+    t.equal(loaded.config.gui.apiKey, key);
+    t.equal(loaded.changed, true, 'to be saved');
+    t.equal(loaded.keyGenerated, false);
+    t.same(loaded.dropped, ['note'], 'what has no place is named');
+    t.equal(await readStoredApiKey(path), key, 'clients read the key of an old file too');
+    const store = new ConfigStore(path, loaded.config);
+    await store.write();
+    t.equal((await stat(path)).mode & 0o777, 0o600);
+    const written = JSON.parse(await readFile(path, 'utf8'));
+    t.equal(written.version, CONFIG_VERSION);
+    t.equal(written.config.gui.apiKey, key);
+    t.same(
+      written.config.devices.map((d: { deviceID: string }) => d.deviceID),
+      [testDeviceId],
+    );
+    const again = await loadConfigFile(path, identity);
+    t.equal(again.changed, false, 'read as current from then on');
+    t.same(again.config, loaded.config);
+  }
 });
 
-t.test('a new home gets a config with the current version', async (t) => {
-  const home = t.testdir();
-  const { apiKey } = await resolveApiKey(home, undefined);
-  t.same(JSON.parse(await readFile(join(home, 'config.json'), 'utf8')), { version: CONFIG_VERSION, apiKey });
+t.test('a new home gets a configuration with a generated key and this device', async (t) => {
+  const path = join(t.testdir(), 'config.json');
+  const loaded = await loadConfigFile(path, identity);
+  t.equal(loaded.keyGenerated, true);
+  t.ok(loaded.config.gui.apiKey.length >= 32);
+  t.equal(loaded.config.devices[0]?.name, 'here');
+  t.same(loaded.config.folders, []);
+  t.equal(loaded.config.options.globalAnnounceEnabled, false, 'discovery is opt-in');
+  t.equal(loaded.config.options.localAnnounceEnabled, false);
+  t.equal(await readStoredApiKey(path), undefined, 'nothing written by loading');
 });
 
-t.test('a config from a newer syncd or with a bad version is refused and left as it is', async (t) => {
-  const home = t.testdir();
-  const path = join(home, 'config.json');
+t.test('a file that cannot be used is refused, naming the field, and left as it is', async (t) => {
+  const path = join(t.testdir(), 'config.json');
+  const valid = (config: object) => JSON.stringify({ version: CONFIG_VERSION, config });
   for (const [text, message] of [
     [
-      JSON.stringify({ version: CONFIG_VERSION + 1, apiKey: key }),
-      /written by a newer syncd \(version 2; this one reads up to 1\)/,
+      JSON.stringify({ version: CONFIG_VERSION + 1 }),
+      /written by a newer syncd \(version 3; this one reads up to 2\)/,
     ],
     [JSON.stringify({ version: 'one', apiKey: key }), /"version" must be a whole number/],
+    ['{"apiKey": ', /is not valid JSON/],
+    ['[]', /must hold a JSON object/],
+    ['{"apiKey": 12}', /"apiKey" must be a string/],
+    ['{"apiKey": "short"}', /config\.gui\.apiKey: must have at least 16 characters/],
+    [
+      valid({ gui: { apiKey: key }, folders: [{ id: 'a', path: 'relative' }] }),
+      /config\.folders\[0\]\.path: "relative" is relative/,
+    ],
+    [
+      valid({ gui: { apiKey: key }, options: { maxSendKbps: 'fast' } }),
+      /config\.options\.maxSendKbps: must be a number, not "fast"/,
+    ],
+    [
+      valid({ gui: { apiKey: key }, devices: [{ deviceID: 'ABC' }] }),
+      /config\.devices\[0\]\.deviceID: "ABC" is not a device ID/,
+    ],
+    [
+      JSON.stringify({ version: CONFIG_VERSION, config: {}, apiKey: key }),
+      /"apiKey" is not a field of the file/,
+    ],
   ] as const) {
     await writeFile(path, text);
-    await t.rejects(resolveApiKey(home, undefined), { name: 'SettingError', message });
+    await t.rejects(loadConfigFile(path, identity), { name: 'SettingError', message }, text);
     t.equal(await readFile(path, 'utf8'), text, 'untouched');
   }
+});
+
+t.test('the file holds the configuration under a version of its own', async (t) => {
+  const path = join(t.testdir(), 'config.json');
+  const { config } = await loadConfigFile(path, identity);
+  t.same(JSON.parse(configFileText(config)), { version: CONFIG_VERSION, config });
 });

@@ -234,8 +234,6 @@ t.test('unknown paths get 404 and wrong methods 405 with Allow', async (t) => {
 t.test('operations not built yet answer 501 and say so', async (t) => {
   const { inject, actions } = await setup(t);
   for (const [method, path] of [
-    ['POST', '/rest/system/pause'],
-    ['POST', '/rest/system/resume'],
     ['POST', '/rest/system/reset'],
     ['POST', '/rest/system/discovery'],
     ['GET', '/rest/system/discovery'],
@@ -435,7 +433,7 @@ t.test('every error has a stable code beside its status, one per kind', async (t
     ['GET', '/rest/system/ping', { 'x-api-key': 'wrong' }, undefined, 'SYNCD_ERR_UNAUTHORIZED'],
     ['POST', '/rest/system/error', {}, '', 'SYNCD_ERR_EMPTY_ERROR_TEXT'],
     ['POST', '/rest/system/error', {}, 'x'.repeat(BODY_LIMIT + 1), 'SYNCD_ERR_BODY_TOO_LARGE'],
-    ['POST', '/rest/system/pause', {}, undefined, 'SYNCD_ERR_NOT_IMPLEMENTED'],
+    ['POST', '/rest/system/reset', {}, undefined, 'SYNCD_ERR_NOT_IMPLEMENTED'],
   ];
   for (const [method, path, headers, payload, code] of cases) {
     const response = await inject(method, path, { headers, payload });

@@ -3,7 +3,10 @@ import { sep } from 'node:path';
 import type { FastifyInstance, FastifyPluginOptions, FastifyReply, FastifyRequest } from 'fastify';
 import type { Action, SupervisorStats } from '../../../shared/ipc/protocol.ts';
 import { type ErrorChange, RecentErrors } from '../../../shared/recent-errors.ts';
-import { emptyErrorText, notImplemented } from '../http-errors.ts';
+import { versionInfo } from '../../../shared/version.ts';
+import type { WorkerConfig } from '../../config/worker-config.ts';
+import { emptyErrorText, noSuch, notImplemented } from '../http-errors.ts';
+import { asHttpError, checkedDeviceId } from './config.ts';
 
 /** The recent errors: read from this worker's copy, changed everywhere through `change`. */
 export interface ErrorList {
@@ -22,6 +25,9 @@ export interface StatusSource {
 
 interface SystemRouteOptions extends FastifyPluginOptions {
   deviceId?: string;
+  config?: WorkerConfig;
+  /** Whether a flag or variable decides the GUI address rather than the configuration. */
+  guiAddressOverridden?: boolean;
   errors: ErrorList;
   status: StatusSource;
   onAction: (action: Action) => void;
@@ -91,6 +97,7 @@ export async function systemRoutes(app: FastifyInstance, options: SystemRouteOpt
       startTime: status.startTime.toISOString(),
       uptime: Math.floor((Date.now() - status.startTime.getTime()) / 1000),
       guiAddressUsed: status.address,
+      guiAddressOverridden: options.guiAddressOverridden ?? false,
       memory: { rss: memory.rss, heapUsed: memory.heapUsed },
       supervisor: status.supervisor(),
       service: { held: status.serviceHeld?.() ?? false },
@@ -98,6 +105,58 @@ export async function systemRoutes(app: FastifyInstance, options: SystemRouteOpt
       tilde: homedir(),
     };
   });
+
+  app.get('/version', async () => versionInfo());
+
+  const { config } = options;
+  if (config) {
+    // One device (`device=ID`) or every device but this one; persisted in the configuration's `paused`.
+    const pause = (paused: boolean) => async (request: FastifyRequest, reply: FastifyReply) => {
+      const { device } = request.query as { device?: string };
+      let only: string | undefined;
+      if (device !== undefined && device !== '') {
+        only = checkedDeviceId(device);
+        if (!config.current.devices.some((known) => known.deviceID === only)) {
+          throw noSuch(`no device with ID ${only}`);
+        }
+      }
+      try {
+        await config.change((draft) => {
+          for (const known of draft.devices) {
+            if (only === undefined ? known.deviceID !== config.myId : known.deviceID === only) {
+              known.paused = paused;
+            }
+          }
+        });
+      } catch (error) {
+        throw asHttpError(error);
+      }
+      return reply.code(200).send();
+    };
+    app.post('/pause', pause(true));
+    app.post('/resume', pause(false));
+
+    // Every configured device, this one included, as Syncthing lists them; nothing connects yet.
+    app.get('/connections', async () => {
+      const connections: Record<string, unknown> = {};
+      for (const device of config.current.devices) {
+        connections[device.deviceID] = {
+          at: NEVER,
+          inBytesTotal: 0,
+          outBytesTotal: 0,
+          startedAt: NEVER,
+          connected: false,
+          paused: device.paused,
+          address: '',
+          clientVersion: '',
+          type: '',
+          crypto: '',
+        };
+      }
+      const now = `${new Date().toISOString().slice(0, 19)}Z`;
+      return { connections, total: { at: now, inBytesTotal: 0, outBytesTotal: 0 } };
+    });
+  }
 
   // Operations of the interface that a later version gives real behaviour: say so, never fake it.
   for (const [method, path] of notBuiltYet) {
@@ -111,9 +170,10 @@ export async function systemRoutes(app: FastifyInstance, options: SystemRouteOpt
   }
 }
 
+// Go's zero time, which Syncthing writes for a device never connected.
+const NEVER = '0001-01-01T00:00:00Z';
+
 const notBuiltYet = [
-  ['POST', '/pause'],
-  ['POST', '/resume'],
   ['POST', '/reset'],
   ['POST', '/discovery'],
   ['GET', '/discovery'],

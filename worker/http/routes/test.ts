@@ -1,5 +1,4 @@
 import type { FastifyInstance, FastifyPluginOptions } from 'fastify';
-import type { ConfigSaved } from '../../../shared/ipc/protocol.ts';
 import type { Service } from '../../service/service.ts';
 
 /** Set to 1 in the environment to get these routes; for the project's own tests, never in production. */
@@ -13,8 +12,6 @@ export const TEST_ROUTES_ENV = 'SYNCD_TEST_ROUTES';
  */
 export interface TestRouteOptions {
   service?: Service;
-  /** Tells the supervisor what was saved, as the configuration endpoints do. */
-  configSaved?: (saved: ConfigSaved) => void;
 }
 
 export async function testRoutes(
@@ -23,12 +20,6 @@ export async function testRoutes(
 ): Promise<void> {
   // The service's next acquire fails or never ends (acquire=fail|hang), its next release never ends
   // (release=hang): a worker that cannot take the service, or will not let it go.
-  // As if the GUI address had been saved in the configuration: the supervisor moves the listener.
-  app.post('/config-saved', async (request) => {
-    const { guiAddress } = request.query as { guiAddress?: string };
-    options.configSaved?.({ guiAddress });
-    return { ok: 'told the supervisor' };
-  });
   app.post('/service', async (request) => {
     const query = request.query as { acquire?: string; release?: string };
     const never = () => new Promise<void>(() => {});

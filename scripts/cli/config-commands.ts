@@ -1,0 +1,132 @@
+import type { SyncdClient } from '../../shared/client/client.ts';
+import type { DeviceConfiguration, FolderConfiguration } from '../../shared/config/defaults.ts';
+
+/** A mistake in how the command was called: exit code 2 (see run.ts). */
+export class ConfigUsageError extends Error {}
+
+export interface ConfigCommandOptions {
+  name?: string;
+  deviceAddress?: string[];
+  label?: string;
+  type?: string;
+  share?: string[];
+}
+
+type Print = (json: unknown, text: string) => void;
+
+/** `syncd devices [add ID | remove ID | pause [ID] | resume [ID]]`. */
+export async function devicesCommand(
+  client: SyncdClient,
+  args: string[],
+  options: ConfigCommandOptions,
+  print: Print,
+): Promise<void> {
+  const [sub, id, ...rest] = args;
+  if (rest.length > 0) throw new ConfigUsageError(`devices ${sub}: unexpected "${rest.join(' ')}"`);
+  const myID = (await client.status()).myID;
+  switch (sub) {
+    case undefined: {
+      const devices = await client.devices();
+      print(devices, devicesTable(devices, myID));
+      return;
+    }
+    case 'add': {
+      const deviceID = needId(sub, id, 'a device ID');
+      const device: Partial<DeviceConfiguration> & { deviceID: string } = { deviceID };
+      if (options.name !== undefined) device.name = options.name;
+      if (options.deviceAddress !== undefined) device.addresses = options.deviceAddress;
+      await client.addDevice(device);
+      print({ ok: 'added', deviceID }, `device ${deviceID} added`);
+      return;
+    }
+    case 'remove':
+      await client.removeDevice(needId(sub, id, 'a device ID'));
+      print({ ok: 'removed', deviceID: id }, `device ${id} removed`);
+      return;
+    case 'pause':
+    case 'resume': {
+      await (sub === 'pause' ? client.pause(id) : client.resume(id));
+      const which = id === undefined ? 'every device' : `device ${id}`;
+      print({ ok: sub === 'pause' ? 'paused' : 'resumed', deviceID: id ?? null }, `${which} ${sub}d`);
+      return;
+    }
+    default:
+      throw new ConfigUsageError(`devices takes nothing, add, remove, pause or resume, not "${sub}"`);
+  }
+}
+
+/** `syncd folders [add ID PATH | remove ID | pause ID | resume ID]`. */
+export async function foldersCommand(
+  client: SyncdClient,
+  args: string[],
+  options: ConfigCommandOptions,
+  print: Print,
+): Promise<void> {
+  const [sub, id, path, ...rest] = args;
+  if (rest.length > 0 || (path !== undefined && sub !== 'add')) {
+    throw new ConfigUsageError(`folders ${sub}: unexpected "${args.slice(sub === 'add' ? 3 : 2).join(' ')}"`);
+  }
+  switch (sub) {
+    case undefined: {
+      const folders = await client.folders();
+      print(folders, foldersTable(folders));
+      return;
+    }
+    case 'add': {
+      const folderId = needId(sub, id, 'a folder ID');
+      if (path === undefined)
+        throw new ConfigUsageError('folders add needs the ID and the PATH of the folder');
+      const folder: Partial<FolderConfiguration> & { id: string; path: string } = { id: folderId, path };
+      if (options.label !== undefined) folder.label = options.label;
+      if (options.type !== undefined) folder.type = options.type;
+      if (options.share !== undefined) {
+        folder.devices = options.share.map((deviceID) => ({
+          deviceID,
+          introducedBy: '',
+          encryptionPassword: '',
+        }));
+      }
+      await client.addFolder(folder);
+      print({ ok: 'added', id: folderId }, `folder ${folderId} added at ${path}`);
+      return;
+    }
+    case 'remove':
+      await client.removeFolder(needId(sub, id, 'a folder ID'));
+      print({ ok: 'removed', id }, `folder ${id} removed`);
+      return;
+    case 'pause':
+    case 'resume':
+      await client.changeFolder(needId(sub, id, 'a folder ID'), { paused: sub === 'pause' });
+      print({ ok: sub === 'pause' ? 'paused' : 'resumed', id }, `folder ${id} ${sub}d`);
+      return;
+    default:
+      throw new ConfigUsageError(`folders takes nothing, add, remove, pause or resume, not "${sub}"`);
+  }
+}
+
+function needId(sub: string, id: string | undefined, what: string): string {
+  if (id === undefined || id === '') throw new ConfigUsageError(`${sub} needs ${what}`);
+  return id;
+}
+
+function devicesTable(devices: DeviceConfiguration[], myID: string): string {
+  if (devices.length === 0) return 'no devices';
+  return devices
+    .map((device) => {
+      const marks = [device.deviceID === myID ? 'this device' : '', device.paused ? 'paused' : '']
+        .filter(Boolean)
+        .join(', ');
+      return `${device.deviceID}  ${device.name || '(no name)'}  ${device.addresses.join(' ')}${marks ? `  (${marks})` : ''}`;
+    })
+    .join('\n');
+}
+
+function foldersTable(folders: FolderConfiguration[]): string {
+  if (folders.length === 0) return 'no folders';
+  return folders
+    .map(
+      (folder) =>
+        `${folder.id}  ${folder.path}  ${folder.type}  shared with ${folder.devices.length - 1} device(s)${folder.paused ? '  (paused)' : ''}`,
+    )
+    .join('\n');
+}

@@ -1,0 +1,163 @@
+/** Syncthing's event types, in its order (st:lib/events/events.go); the REST names are these. */
+export const EVENT_TYPES = [
+  'Starting',
+  'StartupComplete',
+  'DeviceDiscovered',
+  'DeviceConnected',
+  'DeviceDisconnected',
+  'DeviceRejected',
+  'PendingDevicesChanged',
+  'DevicePaused',
+  'DeviceResumed',
+  'LocalChangeDetected',
+  'RemoteChangeDetected',
+  'LocalIndexUpdated',
+  'RemoteIndexUpdated',
+  'ItemStarted',
+  'ItemFinished',
+  'StateChanged',
+  'FolderRejected',
+  'PendingFoldersChanged',
+  'ConfigSaved',
+  'DownloadProgress',
+  'RemoteDownloadProgress',
+  'FolderSummary',
+  'FolderCompletion',
+  'FolderErrors',
+  'FolderScanProgress',
+  'FolderPaused',
+  'FolderResumed',
+  'FolderWatchStateChanged',
+  'ListenAddressesChanged',
+  'LoginAttempt',
+  'Failure',
+] as const;
+
+export type EventType = (typeof EVENT_TYPES)[number];
+
+export interface SyncdEvent {
+  /** Numbered per subscription, from 1. */
+  id: number;
+  /** Numbered across every event this worker logged, from 1. */
+  globalID: number;
+  time: string;
+  type: EventType;
+  data: unknown;
+}
+
+// The disk events have their own endpoint (/rest/events/disk); the default stream leaves them out.
+const DISK_TYPES: readonly EventType[] = ['LocalChangeDetected', 'RemoteChangeDetected'];
+const DEFAULT_TYPES = EVENT_TYPES.filter((type) => !DISK_TYPES.includes(type));
+/** Events each subscription keeps for clients that poll late; older ones are gone. */
+export const BUFFERED_EVENTS = 1000;
+// A client can ask for any combination of types: beyond this many, the least recently used goes.
+const MAX_SUBSCRIPTIONS = 64;
+
+/**
+ * The worker's events, as Syncthing serves them: each distinct set of types is a subscription with its
+ * own buffer and numbering, created on its first request (the default set and the disk set exist from
+ * the start), and long polls wait for the next event of their set.
+ */
+export class EventLog {
+  readonly #subscriptions = new Map<string, Subscription>();
+  #globalId = 0;
+  #closed = false;
+
+  constructor() {
+    this.subscription(DEFAULT_TYPES);
+    this.subscription(DISK_TYPES);
+  }
+
+  static get defaultTypes(): readonly EventType[] {
+    return DEFAULT_TYPES;
+  }
+
+  static get diskTypes(): readonly EventType[] {
+    return DISK_TYPES;
+  }
+
+  log(type: EventType, data: unknown): void {
+    this.#globalId += 1;
+    const time = new Date().toISOString();
+    for (const subscription of this.#subscriptions.values()) {
+      subscription.push(type, this.#globalId, time, data);
+    }
+  }
+
+  /** The subscription for exactly these types, made now if none asked for them before. */
+  subscription(types: readonly EventType[]): Subscription {
+    const key = [...new Set(types)].sort().join(',');
+    let subscription = this.#subscriptions.get(key);
+    if (subscription) {
+      // Most recently used last: eviction takes the first.
+      this.#subscriptions.delete(key);
+    } else {
+      subscription = new Subscription(new Set(types));
+      if (this.#closed) subscription.close();
+      const permanent = 2;
+      if (this.#subscriptions.size >= MAX_SUBSCRIPTIONS) {
+        const oldest = [...this.#subscriptions.keys()][permanent];
+        if (oldest !== undefined) this.#subscriptions.get(oldest)?.close();
+        if (oldest !== undefined) this.#subscriptions.delete(oldest);
+      }
+    }
+    this.#subscriptions.set(key, subscription);
+    return subscription;
+  }
+
+  /** Ends every wait at once (the worker is stopping): pollers get what there is. */
+  close(): void {
+    this.#closed = true;
+    for (const subscription of this.#subscriptions.values()) subscription.close();
+  }
+}
+
+export class Subscription {
+  readonly #types: ReadonlySet<EventType>;
+  readonly #events: SyncdEvent[] = [];
+  readonly #waiters = new Set<() => void>();
+  #nextId = 1;
+  #closed = false;
+
+  constructor(types: ReadonlySet<EventType>) {
+    this.#types = types;
+  }
+
+  push(type: EventType, globalID: number, time: string, data: unknown): void {
+    if (!this.#types.has(type)) return;
+    this.#events.push({ id: this.#nextId++, globalID, time, type, data });
+    if (this.#events.length > BUFFERED_EVENTS) this.#events.shift();
+    this.#wake();
+  }
+
+  /**
+   * The events after `since`, waiting up to `timeoutMs` for one when there are none yet; `[]` when
+   * none came, the wait was `cancelled` (the client went away) or the log closed.
+   */
+  async since(since: number, timeoutMs: number, cancelled?: AbortSignal): Promise<SyncdEvent[]> {
+    const after = () => this.#events.filter((event) => event.id > since);
+    const now = after();
+    if (now.length > 0 || timeoutMs <= 0 || this.#closed) return now;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.#waiters.delete(done);
+        cancelled?.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      this.#waiters.add(done);
+      cancelled?.addEventListener('abort', done);
+    });
+    return after();
+  }
+
+  close(): void {
+    this.#closed = true;
+    this.#wake();
+  }
+
+  #wake(): void {
+    for (const waiter of [...this.#waiters]) waiter();
+  }
+}
