@@ -60,86 +60,37 @@ export async function configRoutes(app: FastifyInstance, options: ConfigRouteOpt
   app.post('/rest/system/config', whole);
   app.get('/rest/config/restart-required', async () => ({ requiresRestart: options.requiresRestart() }));
 
-  // Devices: by canonical ID; each new one starts from defaults.device.
-  const deviceAt = (request: FastifyRequest) => {
-    const id = deviceIdParam(request);
-    const device = config.current.devices.find((candidate) => candidate.deviceID === id);
-    if (!device) throw noSuch(`no device with ID ${id}`);
-    return device;
-  };
-  const newDevice = (input: unknown, field: string, id?: string) =>
-    withId(overlay(config.current.defaults.device, input, field), 'deviceID', id, field);
-  app.get('/rest/config/devices', async () => config.current.devices);
-  app.put('/rest/config/devices', async (request, reply) => {
-    const devices = list(body(request)).map((item, i) => newDevice(item, `devices[${i}]`));
-    return change(reply, (draft) => setAll(draft.devices, devices, 'deviceID'));
-  });
-  app.post('/rest/config/devices', async (request, reply) => {
-    const device = newDevice(object(body(request)), 'device');
-    return change(reply, (draft) => setAll(draft.devices, [device], 'deviceID'));
-  });
-  app.get('/rest/config/devices/:id', async (request) => deviceAt(request));
-  app.put('/rest/config/devices/:id', async (request, reply) => {
-    const device = newDevice(object(body(request)), 'device', deviceIdParam(request));
-    return change(reply, (draft) => setAll(draft.devices, [device], 'deviceID'));
-  });
-  app.patch('/rest/config/devices/:id', async (request, reply) => {
-    const current = deviceAt(request);
-    const device = withId(
-      overlay(current, object(body(request)), 'device'),
-      'deviceID',
-      current.deviceID,
-      'device',
-    );
-    return change(reply, (draft) => setAll(draft.devices, [device], 'deviceID'));
-  });
-  app.delete('/rest/config/devices/:id', async (request, reply) => {
-    const { deviceID } = deviceAt(request);
-    if (deviceID === config.myId) {
-      throw invalidConfig(`${deviceID} is this device itself, which is always in the configuration`);
-    }
-    return change(reply, (draft) => {
-      draft.devices = draft.devices.filter((device) => device.deviceID !== deviceID);
-      // Its folders stop being shared with it: what deleting a device means.
-      for (const folder of draft.folders) {
-        folder.devices = folder.devices.filter((shared) => shared.deviceID !== deviceID);
+  // Devices by their canonical ID, folders by theirs; each new one starts from its defaults.
+  collection<DeviceConfiguration>(app, change, config, {
+    name: 'device',
+    key: 'deviceID',
+    items: (from) => from.devices,
+    replace: (draft, items) => {
+      draft.devices = items;
+    },
+    defaults: (from) => from.defaults.device,
+    canonical: checkedDeviceId,
+    beforeRemove: (id) => {
+      if (id === config.myId) {
+        throw invalidConfig(`${id} is this device itself, which is always in the configuration`);
       }
-    });
+    },
+    // Its folders stop being shared with it: what removing a device means.
+    afterRemove: (draft, id) => {
+      for (const folder of draft.folders) {
+        folder.devices = folder.devices.filter((shared) => shared.deviceID !== id);
+      }
+    },
   });
-
-  // Folders: by ID; each new one starts from defaults.folder.
-  const folderAt = (request: FastifyRequest) => {
-    const { id } = request.params as { id: string };
-    const folder = config.current.folders.find((candidate) => candidate.id === id);
-    if (!folder) throw noSuch(`no folder with ID ${JSON.stringify(id)}`);
-    return folder;
-  };
-  const newFolder = (input: unknown, field: string, id?: string) =>
-    withId(overlay(config.current.defaults.folder, input, field), 'id', id, field);
-  app.get('/rest/config/folders', async () => config.current.folders);
-  app.put('/rest/config/folders', async (request, reply) => {
-    const folders = list(body(request)).map((item, i) => newFolder(item, `folders[${i}]`));
-    return change(reply, (draft) => setAll(draft.folders, folders, 'id'));
-  });
-  app.post('/rest/config/folders', async (request, reply) => {
-    const folder = newFolder(object(body(request)), 'folder');
-    return change(reply, (draft) => setAll(draft.folders, [folder], 'id'));
-  });
-  app.get('/rest/config/folders/:id', async (request) => folderAt(request));
-  app.put('/rest/config/folders/:id', async (request, reply) => {
-    const folder = newFolder(object(body(request)), 'folder', (request.params as { id: string }).id);
-    return change(reply, (draft) => setAll(draft.folders, [folder], 'id'));
-  });
-  app.patch('/rest/config/folders/:id', async (request, reply) => {
-    const current = folderAt(request);
-    const folder = withId(overlay(current, object(body(request)), 'folder'), 'id', current.id, 'folder');
-    return change(reply, (draft) => setAll(draft.folders, [folder], 'id'));
-  });
-  app.delete('/rest/config/folders/:id', async (request, reply) => {
-    const { id } = folderAt(request);
-    return change(reply, (draft) => {
-      draft.folders = draft.folders.filter((folder) => folder.id !== id);
-    });
+  collection<FolderConfiguration>(app, change, config, {
+    name: 'folder',
+    key: 'id',
+    items: (from) => from.folders,
+    replace: (draft, items) => {
+      draft.folders = items;
+    },
+    defaults: (from) => from.defaults.folder,
+    canonical: (id) => id,
   });
 
   // Sections: PUT starts from Syncthing's defaults, PATCH from what is there.
@@ -188,12 +139,6 @@ export async function configRoutes(app: FastifyInstance, options: ConfigRouteOpt
   });
 }
 
-/** A device ID from the path, canonical; 400 naming what is wrong with a malformed one. */
-export function deviceIdParam(request: FastifyRequest): string {
-  const { id } = request.params as { id: string };
-  return checkedDeviceId(id);
-}
-
 export function checkedDeviceId(text: string): string {
   const problem = deviceIdProblem(text);
   if (problem) throw invalidDeviceId(text, problem);
@@ -230,52 +175,109 @@ function list(value: unknown): unknown[] {
   return value;
 }
 
-// The ID in the body decides, as in Syncthing; the one in the path fills it in, and must not disagree.
-function withId<T extends FolderConfiguration | DeviceConfiguration>(
-  value: T,
-  key: keyof T & ('id' | 'deviceID'),
-  fromPath: string | undefined,
-  field: string,
-): T {
-  const inBody = value[key] as string;
-  if (fromPath === undefined || inBody === '') {
-    if (fromPath !== undefined) (value as Record<string, unknown>)[key] = fromPath;
-    return value;
-  }
-  const same =
-    key === 'deviceID'
-      ? deviceIdProblem(inBody) === undefined && canonicalDeviceId(inBody) === fromPath
-      : inBody === fromPath;
-  if (!same) {
-    throw new ConfigProblem(
-      field === '' ? key : `${field}.${key}`,
-      `${JSON.stringify(inBody)} differs from the ID in the path (${fromPath})`,
-    );
-  }
-  return value;
+interface Collection<T> {
+  /** As error messages name one: `device`, `folder`; the path is /rest/config/NAMEs. */
+  name: string;
+  key: keyof T & string;
+  items: (config: Configuration) => T[];
+  replace: (draft: Configuration, items: T[]) => void;
+  defaults: (config: Configuration) => T;
+  /** The canonical form of an ID, or an HttpError for a malformed one. */
+  canonical: (id: string) => string;
+  beforeRemove?: (id: string) => void;
+  afterRemove?: (draft: Configuration, id: string) => void;
 }
 
-// Syncthing's SetDevices/SetFolders: each replaces the one with its ID, or is added. One ID twice in a
-// request is a mistake: Syncthing would refuse the result as a duplicate.
-function setAll<T>(into: T[], items: T[], key: keyof T): void {
-  const given: unknown[] = [];
-  items.forEach((item, i) => {
-    if (given.some((other) => other === item[key] || sameDevice(other, item[key], key))) {
+/**
+ * A list of the configuration as Syncthing serves it: GET the list, PUT a list (each added or
+ * replaced), POST one (added or replaced), and GET, PUT (from the defaults), PATCH (merged) and DELETE
+ * one by ID; an unknown ID is a 404.
+ */
+function collection<T extends DeviceConfiguration | FolderConfiguration>(
+  app: FastifyInstance,
+  change: (reply: FastifyReply, edit: (draft: Configuration) => void) => Promise<unknown>,
+  config: WorkerConfig,
+  spec: Collection<T>,
+): void {
+  const { name, key } = spec;
+  const path = `/rest/config/${name}s`;
+  // Leniently: a malformed ID in a body is named with its field when the result is checked.
+  const idOf = (item: T) => {
+    try {
+      return spec.canonical(item[key] as string);
+    } catch {
+      return item[key] as string;
+    }
+  };
+  const paramId = (request: FastifyRequest) => spec.canonical((request.params as { id: string }).id);
+  const existing = (request: FastifyRequest) => {
+    const id = paramId(request);
+    const item = spec.items(config.current).find((candidate) => candidate[key] === id);
+    if (!item) throw noSuch(`no ${name} with ID ${JSON.stringify(id).replace(/^"([A-Z2-7-]{63})"$/, '$1')}`);
+    return item;
+  };
+  // The ID in the body decides, as in Syncthing; the one in the path fills it in, and must not disagree.
+  const made = (input: unknown, field: string, base: T, fromPath?: string): T => {
+    const item = overlay(base, input, field);
+    const given = item[key] as string;
+    if (fromPath === undefined) return item;
+    if (given === '') return { ...item, [key]: fromPath };
+    if (idOf(item) !== fromPath) {
       throw new ConfigProblem(
-        `[${i}].${String(key)}`,
-        `${JSON.stringify(item[key])} is listed twice in the request`,
+        `${field}.${key}`,
+        `${JSON.stringify(given)} differs from the ID in the path (${fromPath})`,
       );
     }
-    given.push(item[key]);
-    const at = into.findIndex(
-      (existing) => existing[key] === item[key] || sameDevice(existing[key], item[key], key),
-    );
-    if (at >= 0) into[at] = item;
-    else into.push(item);
-  });
-}
+    return item;
+  };
+  // Syncthing's SetDevices/SetFolders: each replaces the one with its ID, or is added. One ID twice in a
+  // request is a mistake: Syncthing would refuse the result as a duplicate.
+  const setAll = (items: T[]) => (draft: Configuration) => {
+    const list = [...spec.items(draft)];
+    const given = new Set<string>();
+    items.forEach((item, i) => {
+      const id = item[key] === '' ? '' : idOf(item);
+      if (id !== '' && given.has(id)) {
+        throw new ConfigProblem(
+          `${name}s[${i}].${key}`,
+          `${JSON.stringify(item[key])} is listed twice in the request`,
+        );
+      }
+      given.add(id);
+      const at = list.findIndex((other) => id !== '' && other[key] === id);
+      if (at >= 0) list[at] = item;
+      else list.push(item);
+    });
+    spec.replace(draft, list);
+  };
 
-function sameDevice(a: unknown, b: unknown, key: unknown): boolean {
-  if (key !== 'deviceID' || typeof a !== 'string' || typeof b !== 'string') return false;
-  return deviceIdProblem(b) === undefined && canonicalDeviceId(b) === a;
+  app.get(path, async () => spec.items(config.current));
+  app.put(path, async (request, reply) => {
+    const defaults = spec.defaults(config.current);
+    const items = list(body(request)).map((item, i) => made(item, `${name}s[${i}]`, defaults));
+    return change(reply, setAll(items));
+  });
+  app.post(path, async (request, reply) =>
+    change(reply, setAll([made(object(body(request)), name, spec.defaults(config.current))])),
+  );
+  app.get(`${path}/:id`, async (request) => existing(request));
+  app.put(`${path}/:id`, async (request, reply) => {
+    const item = made(object(body(request)), name, spec.defaults(config.current), paramId(request));
+    return change(reply, setAll([item]));
+  });
+  app.patch(`${path}/:id`, async (request, reply) => {
+    const current = existing(request);
+    return change(reply, setAll([made(object(body(request)), name, current, current[key] as string)]));
+  });
+  app.delete(`${path}/:id`, async (request, reply) => {
+    const id = existing(request)[key] as string;
+    spec.beforeRemove?.(id);
+    return change(reply, (draft) => {
+      spec.replace(
+        draft,
+        spec.items(draft).filter((item) => item[key] !== id),
+      );
+      spec.afterRemove?.(draft, id);
+    });
+  });
 }
