@@ -14,6 +14,8 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 
 const entries = {
   'worker/main': 'worker/main.ts',
+  // The scanner's hashing threads load this by path (see worker/scanner/hasher-pool.ts).
+  'worker/scanner/hash-thread': 'worker/scanner/hash-thread.ts',
   'scripts/healthcheck': 'scripts/healthcheck.ts',
   'bin/syncd': 'scripts/syncd.ts',
   // What the package exports: `syncd/testing` (the harness) and `syncd/client`.

@@ -20,6 +20,17 @@ export function shortId(certificateDer: Uint8Array): bigint {
   return createHash('sha256').update(certificateDer).digest().readBigUInt64BE(0);
 }
 
+/** The short ID of a valid device ID (as `shortId` computes it from the certificate). */
+export function shortIdOf(id: string): bigint {
+  const plain = canonicalDeviceId(id)
+    .replace(/-/g, '')
+    .replace(/(.{13})./g, '$1');
+  let value = 0n;
+  // The first 64 bits are the first 13 characters (65 bits) less the last bit.
+  for (const char of plain.slice(0, 13)) value = (value << 5n) | BigInt(ALPHABET.indexOf(char));
+  return value >> 1n;
+}
+
 /** Why a device ID is malformed, or undefined when it is valid; legacy 52-character IDs are accepted. */
 export function deviceIdProblem(text: string): string | undefined {
   const plain = normalize(text);

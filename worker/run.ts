@@ -20,6 +20,8 @@ import type { SaveAnswer } from '../shared/ipc/protocol.ts';
 import { configEvents } from './config/config-events.ts';
 import { WorkerConfig } from './config/worker-config.ts';
 import { EventLog } from './events/event-log.ts';
+import { openService } from './service/open-service.ts';
+import { shortIdOf } from '../shared/device-id.ts';
 import type { Access } from './http/app.ts';
 
 /** The IPC side of the worker's parent: `process` in a real worker. */
@@ -84,7 +86,6 @@ export function runWorker(parent: ParentChannel, options: { testRoutes?: boolean
       );
       let supervisor: SupervisorStats = init.supervisor;
       let draining = false;
-      const service = new Service();
       const events = new EventLog();
       events.log('Starting', { home: init.home, myID: init.deviceId });
       // Saves go to the supervisor, which keeps the configuration; each answer settles its request.
@@ -103,6 +104,9 @@ export function runWorker(parent: ParentChannel, options: { testRoutes?: boolean
           }),
       });
       config.onChange(configEvents(events));
+      const service = new Service(() =>
+        openService({ home: init.home, config, events, shortId: shortIdOf(init.deviceId), logger }),
+      );
       const access: Access = { apiKey: init.apiKey, allowedHosts: init.allowedHosts };
       const status = {
         startTime: new Date(),
@@ -120,6 +124,7 @@ export function runWorker(parent: ParentChannel, options: { testRoutes?: boolean
         access,
         config,
         events,
+        service: () => service.current,
         guiAddressOverridden: init.overridden.guiAddress,
         // gui.useTLS applies at the next start of the service, unless a flag decides it.
         requiresRestart: () => !init.overridden.tls && config.current.gui.useTLS !== (init.tls !== null),

@@ -48,8 +48,13 @@ export class WorkerConfig {
     return this.#config;
   }
 
-  onChange(listener: ConfigListener): void {
+  /** Calls `listener` with every saved change from now on; returns what stops that. */
+  onChange(listener: ConfigListener): () => void {
     this.#listeners.push(listener);
+    return () => {
+      const index = this.#listeners.indexOf(listener);
+      if (index >= 0) this.#listeners.splice(index, 1);
+    };
   }
 
   /**

@@ -26,6 +26,8 @@ import { type ErrorList, type StatusSource, systemRoutes } from './routes/system
 import { type TestRouteOptions, testRoutes } from './routes/test.ts';
 import { asHttpError, configRoutes } from './routes/config.ts';
 import { eventRoutes } from './routes/events.ts';
+import { dbRoutes } from './routes/db.ts';
+import type { SyncService } from '../service/open-service.ts';
 import type { WorkerConfig } from '../config/worker-config.ts';
 import type { EventLog } from '../events/event-log.ts';
 
@@ -66,6 +68,8 @@ export interface AppOptions {
   guiAddressOverridden?: boolean;
   /** The event log behind /rest/events. */
   events?: EventLog;
+  /** The service (index, folders) while this worker holds it, behind /rest/db. */
+  service?: () => SyncService | undefined;
 }
 
 export interface Access {
@@ -204,6 +208,9 @@ export function buildApp(options: AppOptions) {
     });
   }
   if (options.events) app.register(eventRoutes, { events: options.events });
+  if (options.config && options.service) {
+    app.register(dbRoutes, { config: options.config, service: options.service });
+  }
   if (options.testRoutes) app.register(testRoutes, { ...options.testRoutes, prefix: '/rest/test' });
   return app;
 }

@@ -1,28 +1,45 @@
+/** What a worker holds while it holds the service; `close` lets it all go. */
+export interface Held {
+  close(): Promise<void>;
+}
+
 /**
- * What this worker holds exclusively, and one worker at a time: the coming issues put the index
- * database, the scanner, peer connections and the discovery socket here. The supervisor tells the
- * worker to acquire it once its predecessor has released it, and to release it before the next one
- * acquires it (see supervisor/service-handover.ts). It holds nothing yet.
+ * What this worker holds exclusively, and one worker at a time: the index database, the scanner and
+ * the folders (see open-service.ts); peer connections and the discovery socket come later. The
+ * supervisor tells the worker to acquire it once its predecessor has released it, and to release it
+ * before the next one acquires it (see supervisor/service-handover.ts).
  */
-export class Service {
-  #held = false;
+export class Service<T extends Held = Held> {
+  readonly #open: () => Promise<T>;
+  #current: T | undefined;
   /** For tests: what acquiring and releasing do besides, so that one can fail or never end. */
   hooks: ServiceHooks = {};
 
+  constructor(open: () => Promise<T>) {
+    this.#open = open;
+  }
+
   get held(): boolean {
-    return this.#held;
+    return this.#current !== undefined;
+  }
+
+  /** What is held, while it is. */
+  get current(): T | undefined {
+    return this.#current;
   }
 
   async acquire(): Promise<void> {
-    if (this.#held) return;
+    if (this.#current) return;
     await this.hooks.beforeAcquire?.();
-    this.#held = true;
+    this.#current = await this.#open();
   }
 
   async release(): Promise<void> {
-    if (!this.#held) return;
+    const current = this.#current;
+    if (!current) return;
     await this.hooks.beforeRelease?.();
-    this.#held = false;
+    this.#current = undefined;
+    await current.close();
   }
 }
 

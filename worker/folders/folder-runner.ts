@@ -1,0 +1,347 @@
+import { type FSWatcher, watch } from 'node:fs';
+import { mkdir, stat } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import type { FolderConfiguration } from '../../shared/config/defaults.ts';
+import type { Logger } from '../../shared/logger.ts';
+import type { EventLog } from '../events/event-log.ts';
+import type { IndexDb } from '../index-db/index-db.ts';
+import type { HasherPool } from '../scanner/hasher-pool.ts';
+import { scanFolder } from '../scanner/scan-folder.ts';
+import type { WalkProblem } from '../scanner/walk.ts';
+import { folderSummary } from './folder-summary.ts';
+
+/** Syncthing's folder states (st:lib/model/folderstate.go), as far as a folder without peers has them. */
+export type FolderState = 'idle' | 'scan-waiting' | 'scanning' | 'error' | 'paused';
+
+// Syncthing's words for a folder whose disk is not there: nothing is scanned, nothing deleted.
+export const PATH_MISSING = 'folder path missing';
+export const MARKER_MISSING =
+  'folder marker missing (this indicates potential data loss, search docs/forum to get information about how to proceed)';
+
+// Changes the watcher reports for more names than this are scanned as the whole folder.
+const MAX_WATCHED_NAMES = 1000;
+
+export interface FolderRunnerOptions {
+  db: IndexDb;
+  hasher: HasherPool;
+  events: EventLog;
+  shortId: bigint;
+  logger: Logger;
+}
+
+/**
+ * One folder of the configuration, in the worker that holds the service: its state, its scans (at
+ * start, every rescanIntervalS, on request, and fsWatcherDelayS after the watcher saw a change), one
+ * scan at a time, and the errors of the last one.
+ */
+export class FolderRunner {
+  #config: FolderConfiguration;
+  readonly #options: FolderRunnerOptions;
+  #state: FolderState = 'idle';
+  #stateChanged = new Date();
+  #error: string | undefined;
+  #problems: WalkProblem[] = [];
+  #running: Promise<void> | undefined;
+  #wanted: { subs: Set<string> | 'all'; waiters: Array<() => void> } | undefined;
+  #rescanTimer: NodeJS.Timeout | undefined;
+  #watchTimer: NodeJS.Timeout | undefined;
+  #watcher: FSWatcher | undefined;
+  #watched = new Set<string>();
+  #abort = new AbortController();
+  #stopped = false;
+  #scannedOnce = false;
+
+  constructor(config: FolderConfiguration, options: FolderRunnerOptions) {
+    this.#config = config;
+    this.#options = options;
+  }
+
+  get id(): string {
+    return this.#config.id;
+  }
+
+  get config(): FolderConfiguration {
+    return this.#config;
+  }
+
+  get state(): FolderState {
+    return this.#state;
+  }
+
+  get stateChanged(): Date {
+    return this.#stateChanged;
+  }
+
+  /** Why the folder is in the error state, if it is. */
+  get error(): string | undefined {
+    return this.#error;
+  }
+
+  /** What the last scan could not take. */
+  get problems(): readonly WalkProblem[] {
+    return this.#problems;
+  }
+
+  /** The folder's path with a leading ~ made the home folder, as Syncthing expands it. */
+  get path(): string {
+    const { path } = this.#config;
+    return path === '~' ? homedir() : path.startsWith('~/') ? join(homedir(), path.slice(2)) : path;
+  }
+
+  start(): void {
+    if (this.#config.paused) {
+      this.#setState('paused');
+      return;
+    }
+    void this.scan();
+  }
+
+  /** A new configuration of the same folder: paused, resumed, or changed. */
+  reconfigure(config: FolderConfiguration): void {
+    const before = this.#config;
+    this.#config = config;
+    if (config.paused && !before.paused) {
+      this.#stopWatching();
+      this.#clearRescan();
+      this.#setState('paused');
+    } else if (
+      !config.paused &&
+      (before.paused || before.path !== config.path || before.markerName !== config.markerName)
+    ) {
+      this.#stopWatching();
+      this.#setState('idle');
+      void this.scan();
+    } else if (!config.paused) {
+      if (before.fsWatcherEnabled !== config.fsWatcherEnabled) this.#stopWatching();
+      this.#scheduleRescan();
+      this.#watch();
+    }
+  }
+
+  /**
+   * Scans the folder (or the names `subs` and what is below them); resolves once a scan that began after
+   * this call has ended. A paused or stopped folder is not scanned.
+   */
+  scan(subs?: string[]): Promise<void> {
+    if (this.#stopped || this.#config.paused) return Promise.resolve();
+    return new Promise((resolve) => {
+      const wanted = (this.#wanted ??= { subs: new Set(), waiters: [] });
+      if (!subs || subs.length === 0 || subs.includes('')) wanted.subs = 'all';
+      else if (wanted.subs !== 'all') for (const sub of subs) wanted.subs.add(sub);
+      wanted.waiters.push(resolve);
+      if (this.#state === 'idle' || this.#state === 'error') this.#setState('scan-waiting');
+      this.#running ??= this.#run();
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#abort.abort();
+    this.#clearRescan();
+    this.#stopWatching();
+    await this.#running;
+    for (const resolve of this.#wanted?.waiters.splice(0) ?? []) resolve();
+  }
+
+  async #run(): Promise<void> {
+    try {
+      while (this.#wanted && !this.#stopped) {
+        const { subs, waiters } = this.#wanted;
+        this.#wanted = undefined;
+        await this.#scanOnce(subs === 'all' ? undefined : [...subs]);
+        for (const resolve of waiters) resolve();
+      }
+    } finally {
+      this.#running = undefined;
+    }
+  }
+
+  async #scanOnce(under: string[] | undefined): Promise<void> {
+    const { db, hasher, events, shortId, logger } = this.#options;
+    const problem = await this.#checkPath();
+    if (problem) {
+      this.#error = problem;
+      this.#setState('error');
+      this.#scheduleRescan();
+      return;
+    }
+    this.#error = undefined;
+    this.#setState('scanning');
+    const folder = { ...this.#config, path: this.path };
+    const firstScan = db.folder(folder.id).sequence === 0;
+    const started = Date.now();
+    let lastProgress = 0;
+    try {
+      const result = await scanFolder({
+        folder,
+        db,
+        hasher,
+        shortId,
+        under,
+        signal: this.#abort.signal,
+        onBatch: (records) => {
+          const last = records.at(-1);
+          events.log('LocalIndexUpdated', {
+            folder: folder.id,
+            items: records.length,
+            filenames: records.slice(0, 100).map((record) => record.name),
+            sequence: last?.sequence ?? 0,
+            version: last?.sequence ?? 0,
+          });
+        },
+        onProgress: (current, total) => {
+          const now = Date.now();
+          if (now - lastProgress < 2000) return;
+          lastProgress = now;
+          const rate = current / Math.max(0.001, (now - started) / 1000);
+          events.log('FolderScanProgress', { folder: folder.id, current, total, rate });
+        },
+      });
+      if (this.#stopped) return;
+      if (!firstScan) {
+        for (const change of result.changes) {
+          events.log('LocalChangeDetected', {
+            action: change.action,
+            folder: folder.id,
+            folderID: folder.id,
+            label: folder.label,
+            path: change.name,
+            type: change.type === 'directory' ? 'dir' : change.type,
+          });
+        }
+      }
+      const before = this.#problems;
+      this.#problems = under
+        ? [...before.filter((p) => !under.some((sub) => inside(p.name, sub))), ...result.problems]
+        : result.problems;
+      if (this.#problems.length > 0 || before.length > 0) {
+        events.log('FolderErrors', {
+          folder: folder.id,
+          errors: this.#problems.map((p) => ({ error: p.error, path: p.name })),
+        });
+      }
+      for (const p of result.problems)
+        logger.warn(
+          { folder: folder.id, path: p.name, slot: `folder-${folder.id}` },
+          `folder ${folder.id}: ${p.name}: ${p.error}`,
+        );
+      this.#scannedOnce = true;
+      this.#setState('idle');
+      events.log('FolderSummary', { folder: folder.id, summary: folderSummary(this, db) });
+    } catch (error) {
+      if (this.#stopped) return;
+      this.#error = `scan failed: ${(error as Error).message}`;
+      logger.error({ err: error, folder: folder.id }, `folder ${folder.id}: ${this.#error}`);
+      this.#setState('error');
+    }
+    this.#scheduleRescan();
+    this.#watch();
+  }
+
+  /**
+   * Whether the folder can be scanned: its path and marker there. A folder never indexed gets both
+   * made, as Syncthing makes them for a new folder; one indexed before whose disk is gone is an error,
+   * so that nothing is recorded as deleted because a disk is not mounted.
+   */
+  async #checkPath(): Promise<string | undefined> {
+    const path = this.path;
+    const neverIndexed = this.#options.db.folder(this.#config.id).sequence === 0 && !this.#scannedOnce;
+    const exists = async (at: string) =>
+      stat(at).then(
+        (s) => (s.isDirectory() ? 'dir' : 'other'),
+        (error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? undefined : Promise.reject(error)),
+      );
+    try {
+      const root = await exists(path);
+      if (root === 'other') return `folder path ${path} is not a directory`;
+      if (root === undefined && !neverIndexed) return PATH_MISSING;
+      if (root === undefined) await mkdir(path, { recursive: true, mode: 0o777 });
+      const marker = join(path, this.#config.markerName);
+      if ((await exists(marker)) !== undefined) return undefined;
+      if (!neverIndexed) return MARKER_MISSING;
+      await mkdir(marker, { mode: 0o777 });
+      return undefined;
+    } catch (error) {
+      return `folder path ${path} cannot be used: ${(error as Error).message}`;
+    }
+  }
+
+  #setState(state: FolderState): void {
+    if (state === this.#state) return;
+    const now = new Date();
+    const from = this.#state;
+    const duration = (now.getTime() - this.#stateChanged.getTime()) / 1000;
+    this.#state = state;
+    this.#stateChanged = now;
+    this.#options.events.log('StateChanged', { folder: this.#config.id, from, to: state, duration });
+  }
+
+  #scheduleRescan(): void {
+    this.#clearRescan();
+    const seconds = this.#config.rescanIntervalS;
+    if (seconds <= 0 || this.#stopped || this.#config.paused) return;
+    this.#rescanTimer = setTimeout(() => void this.scan(), Math.min(seconds * 1000, 2 ** 31 - 1));
+    this.#rescanTimer.unref();
+  }
+
+  #clearRescan(): void {
+    if (this.#rescanTimer) clearTimeout(this.#rescanTimer);
+    this.#rescanTimer = undefined;
+  }
+
+  // The watcher is a hint: what it reports is scanned fsWatcherDelayS later, all at once; the
+  // periodic rescan stays the source of truth.
+  #watch(): void {
+    if (
+      this.#watcher ||
+      !this.#config.fsWatcherEnabled ||
+      this.#stopped ||
+      this.#config.paused ||
+      this.#error
+    )
+      return;
+    try {
+      this.#watcher = watch(this.path, { recursive: true }, (_event, name) => {
+        if (name === null) this.#watched.add('');
+        else {
+          const relative = String(name).split('\\').join('/');
+          const top = relative.split('/')[0] ?? '';
+          if (top === this.#config.markerName || top === '.stignore' || top === '.stversions') return;
+          this.#watched.add(relative);
+        }
+        this.#watchTimer ??= setTimeout(() => {
+          this.#watchTimer = undefined;
+          const names = [...this.#watched];
+          this.#watched.clear();
+          // A name reported may be gone: scanning it records the deletion.
+          void this.scan(names.length > MAX_WATCHED_NAMES || names.includes('') ? undefined : names);
+        }, this.#config.fsWatcherDelayS * 1000);
+      });
+      this.#watcher.on('error', (error) => {
+        this.#options.logger.warn(
+          { folder: this.#config.id },
+          `folder ${this.#config.id}: the file watcher failed (${error.message}); changes are found by the periodic rescan`,
+        );
+        this.#stopWatching();
+      });
+    } catch (error) {
+      this.#options.logger.warn(
+        { folder: this.#config.id },
+        `folder ${this.#config.id}: no file watcher (${(error as Error).message}); changes are found by the periodic rescan`,
+      );
+    }
+  }
+
+  #stopWatching(): void {
+    this.#watcher?.close();
+    this.#watcher = undefined;
+    if (this.#watchTimer) clearTimeout(this.#watchTimer);
+    this.#watchTimer = undefined;
+    this.#watched.clear();
+  }
+}
+
+function inside(name: string, sub: string): boolean {
+  return sub === '' || name === sub || name.startsWith(`${sub}/`);
+}

@@ -1,0 +1,47 @@
+import type { IndexDb } from '../index-db/index-db.ts';
+import type { FolderRunner } from './folder-runner.ts';
+
+// Syncthing counts a directory or a symlink as this many bytes (protocol.SyntheticDirectorySize).
+const SYNTHETIC_SIZE = 128;
+
+/**
+ * A folder's status in the shape of Syncthing's GET /rest/db/status. Until other devices share the
+ * folder, the global state is the local one and nothing is needed.
+ */
+export function folderSummary(folder: FolderRunner, db: IndexDb) {
+  const counts = db.counts(folder.id);
+  const { sequence } = db.folder(folder.id);
+  const bytes = counts.bytes + SYNTHETIC_SIZE * (counts.directories + counts.symlinks);
+  const items = counts.files + counts.directories + counts.symlinks;
+  return {
+    errors: folder.problems.length,
+    globalBytes: bytes,
+    globalDeleted: counts.deleted,
+    globalDirectories: counts.directories,
+    globalFiles: counts.files,
+    globalSymlinks: counts.symlinks,
+    globalTotalItems: items + counts.deleted,
+    ignorePatterns: false,
+    inSyncBytes: bytes,
+    inSyncFiles: counts.files,
+    invalid: '',
+    localBytes: bytes,
+    localDeleted: counts.deleted,
+    localDirectories: counts.directories,
+    localFiles: counts.files,
+    localSymlinks: counts.symlinks,
+    localTotalItems: items + counts.deleted,
+    needBytes: 0,
+    needDeletes: 0,
+    needDirectories: 0,
+    needFiles: 0,
+    needSymlinks: 0,
+    needTotalItems: 0,
+    pullErrors: 0,
+    sequence,
+    state: folder.state,
+    stateChanged: folder.stateChanged.toISOString(),
+    version: sequence,
+    ...(folder.error ? { error: folder.error } : {}),
+  };
+}

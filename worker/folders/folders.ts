@@ -1,0 +1,58 @@
+import type { Configuration, FolderConfiguration } from '../../shared/config/defaults.ts';
+import type { WorkerConfig } from '../config/worker-config.ts';
+import { FolderRunner, type FolderRunnerOptions } from './folder-runner.ts';
+
+/**
+ * Every folder of the configuration, run by the worker that holds the service: started with it,
+ * added, changed, paused and removed as the configuration is, and stopped when the service is let go.
+ * A folder removed from the configuration has its index erased (its files stay).
+ */
+export class Folders {
+  readonly #runners = new Map<string, FolderRunner>();
+  readonly #options: FolderRunnerOptions & { config: WorkerConfig };
+  #unsubscribe: (() => void) | undefined;
+
+  constructor(options: FolderRunnerOptions & { config: WorkerConfig }) {
+    this.#options = options;
+  }
+
+  start(): void {
+    for (const folder of this.#options.config.current.folders) this.#add(folder);
+    this.#unsubscribe = this.#options.config.onChange((from, to) => void this.#changed(from, to));
+  }
+
+  get(id: string): FolderRunner | undefined {
+    return this.#runners.get(id);
+  }
+
+  all(): FolderRunner[] {
+    return [...this.#runners.values()];
+  }
+
+  async stop(): Promise<void> {
+    this.#unsubscribe?.();
+    await Promise.all(this.all().map((runner) => runner.stop()));
+    this.#runners.clear();
+  }
+
+  #add(folder: FolderConfiguration): void {
+    const runner = new FolderRunner(folder, this.#options);
+    this.#runners.set(folder.id, runner);
+    runner.start();
+  }
+
+  async #changed(_from: Configuration, to: Configuration): Promise<void> {
+    const wanted = new Map(to.folders.map((folder) => [folder.id, folder]));
+    for (const [id, runner] of this.#runners) {
+      if (wanted.has(id)) continue;
+      this.#runners.delete(id);
+      await runner.stop();
+      this.#options.db.drop(id);
+    }
+    for (const folder of to.folders) {
+      const runner = this.#runners.get(folder.id);
+      if (runner) runner.reconfigure(folder);
+      else this.#add(folder);
+    }
+  }
+}

@@ -1,0 +1,253 @@
+import type { FastifyInstance, FastifyPluginOptions, FastifyReply, FastifyRequest } from 'fastify';
+import type { WorkerConfig } from '../../config/worker-config.ts';
+import { folderSummary } from '../../folders/folder-summary.ts';
+import {
+  type FileRecord,
+  REST_TYPE_NAMES,
+  shortIdString,
+  versionStrings,
+} from '../../index-db/file-record.ts';
+import type { IndexDb } from '../../index-db/index-db.ts';
+import type { SyncService } from '../../service/open-service.ts';
+import { HttpError, invalidQuery, noSuch } from '../http-errors.ts';
+import { checkedDeviceId } from './config.ts';
+
+export interface DbRouteOptions extends FastifyPluginOptions {
+  config: WorkerConfig;
+  /** The service, while this worker holds it. */
+  service: () => SyncService | undefined;
+}
+
+// Syncthing counts a directory or a symlink as this many bytes.
+const SYNTHETIC_SIZE = 128;
+
+/**
+ * Syncthing's /rest/db endpoints and GET /rest/folder/errors, in its shapes, answered from the index
+ * of the worker that holds the service (503 for the moment it changes hands). Registered without a
+ * prefix.
+ */
+export async function dbRoutes(app: FastifyInstance, options: DbRouteOptions): Promise<void> {
+  const { config } = options;
+  // The folder asked for: 404 when it is not configured, 503 while no worker holds the index.
+  const folderOf = (request: FastifyRequest) => {
+    const id = query(request).folder ?? '';
+    if (!config.current.folders.some((folder) => folder.id === id)) {
+      throw noSuch(id === '' ? 'no such folder: give ?folder=ID' : `no such folder: ${JSON.stringify(id)}`);
+    }
+    const service = held(options);
+    const runner = service.folders?.get(id);
+    return { id, service, runner, db: service.db };
+  };
+
+  app.get('/rest/db/status', async (request) => {
+    const { id, service, runner, db } = folderOf(request);
+    if (!runner || !db) return failedSummary(id, service.indexError ?? 'the folder is starting');
+    return folderSummary(runner, db);
+  });
+
+  app.get('/rest/db/file', async (request) => {
+    const { id, db } = folderOf(request);
+    const name = query(request).file ?? '';
+    const record = db?.file(id, name);
+    if (!record) throw noSuch(`no such object in the index: ${JSON.stringify(name)} in folder ${id}`);
+    // Until other devices share it, the global version is the local one.
+    return {
+      availability: [],
+      global: restFile(record),
+      local: restFile(record),
+      // Syncthing maps modification times only on file systems that cannot keep them: none here.
+      mtime: { err: null, value: { real: GO_ZERO_TIME, virtual: GO_ZERO_TIME } },
+    };
+  });
+
+  app.post('/rest/db/scan', async (request, reply: FastifyReply) => {
+    const { folder, sub } = request.query as { folder?: string; sub?: string | string[] };
+    if (folder === undefined || folder === '') {
+      const service = held(options);
+      await Promise.all(service.folders?.all().map((runner) => runner.scan()) ?? []);
+      return reply.code(200).send();
+    }
+    const { runner, service } = folderOf(request);
+    if (!runner) throw notScannable(folder, service.indexError);
+    if (runner.config.paused)
+      throw new HttpError('SYNCD_ERR_FOLDER_PAUSED', `folder ${folder} is paused; resume it to scan`);
+    const subs = (Array.isArray(sub) ? sub : sub === undefined ? [] : [sub]).map(cleanSub);
+    await runner.scan(subs);
+    if (runner.state === 'error') throw notScannable(folder, runner.error);
+    return reply.code(200).send();
+  });
+
+  app.get('/rest/db/browse', async (request) => {
+    const { id, db } = folderOf(request);
+    const { prefix = '', levels, dirsonly } = query(request);
+    const depth = levels === undefined || levels === '' ? -1 : Number.parseInt(levels, 10);
+    if (Number.isNaN(depth)) throw invalidQuery(`levels must be a whole number, not "${levels}"`);
+    return db
+      ? browse(db, id, prefix.replace(/\/+$/, ''), depth, dirsonly !== undefined && dirsonly !== '')
+      : [];
+  });
+
+  app.get('/rest/db/need', async (request) => {
+    folderOf(request);
+    const { page, perpage } = paging(request);
+    return { progress: [], queued: [], rest: [], page, perpage };
+  });
+
+  app.get('/rest/db/completion', async (request) => {
+    const { folder, device } = query(request);
+    if (device !== undefined && device !== '') checkedDeviceId(device);
+    const ids =
+      folder === undefined || folder === ''
+        ? config.current.folders.map((f) => f.id)
+        : [folderOf(request).id];
+    const service = held(options);
+    let globalBytes = 0;
+    let globalItems = 0;
+    for (const id of ids) {
+      const counts = service.db?.counts(id);
+      if (!counts) continue;
+      globalBytes += counts.bytes + SYNTHETIC_SIZE * (counts.directories + counts.symlinks);
+      globalItems += counts.files + counts.directories + counts.symlinks + counts.deleted;
+    }
+    // Nothing is needed until other devices share the folders: every device is complete.
+    const sequence = ids.length === 1 ? (service.db?.folder(ids[0] as string).sequence ?? 0) : 0;
+    return {
+      completion: 100,
+      globalBytes,
+      globalItems,
+      needBytes: 0,
+      needDeletes: 0,
+      needItems: 0,
+      sequence,
+    };
+  });
+
+  app.get('/rest/folder/errors', async (request) => {
+    const { id, runner } = folderOf(request);
+    const { page, perpage } = paging(request);
+    const errors = (runner?.problems ?? []).map((problem) => ({ path: problem.name, error: problem.error }));
+    return { folder: id, errors: errors.slice((page - 1) * perpage, page * perpage), page, perpage };
+  });
+}
+
+function held(options: DbRouteOptions): SyncService {
+  const service = options.service();
+  if (!service) {
+    throw new HttpError(
+      'SYNCD_ERR_SERVICE_UNAVAILABLE',
+      'the index is changing hands between workers (a restart); try again in a moment',
+      { 'retry-after': '1' },
+    );
+  }
+  return service;
+}
+
+function notScannable(folder: string, why: string | undefined): HttpError {
+  return new HttpError(
+    'SYNCD_ERR_FOLDER_ERROR',
+    `folder ${folder} cannot be scanned: ${why ?? 'it is starting'}`,
+  );
+}
+
+function failedSummary(folder: string, error: string) {
+  return { folder, state: 'error', error, errors: 0, sequence: 0, version: 0 };
+}
+
+function query(request: FastifyRequest): Record<string, string | undefined> {
+  const values = request.query as Record<string, string | string[] | undefined>;
+  return Object.fromEntries(
+    Object.entries(values).map(([key, value]) => [key, Array.isArray(value) ? value[0] : value]),
+  );
+}
+
+function paging(request: FastifyRequest): { page: number; perpage: number } {
+  const { page, perpage } = query(request);
+  const number = (text: string | undefined, fallback: number, name: string) => {
+    if (text === undefined || text === '') return fallback;
+    const value = Number(text);
+    if (!Number.isInteger(value) || value < 1)
+      throw invalidQuery(`${name} must be a whole number of at least 1, not "${text}"`);
+    return value;
+  };
+  return { page: number(page, 1, 'page'), perpage: number(perpage, 65536, 'perpage') };
+}
+
+// A sub path as Syncthing takes it: relative to the folder, without leading or trailing slashes.
+function cleanSub(sub: string): string {
+  const clean = sub.replace(/^\/+|\/+$/g, '');
+  if (clean.split('/').some((part) => part === '..'))
+    throw invalidQuery(`sub must stay inside the folder, not "${sub}"`);
+  return clean;
+}
+
+const GO_ZERO_TIME = '0001-01-01T00:00:00Z';
+
+// RFC 3339 with nanoseconds, as Go writes a time.
+function modified(record: FileRecord): string {
+  const seconds = new Date(record.modifiedS * 1000).toISOString().slice(0, 19);
+  const fraction =
+    record.modifiedNs === 0 ? '' : `.${String(record.modifiedNs).padStart(9, '0').replace(/0+$/, '')}`;
+  return `${seconds}${fraction}Z`;
+}
+
+/** A record as Syncthing's REST writes a FileInfo. */
+export function restFile(record: FileRecord) {
+  return {
+    name: record.name,
+    type: REST_TYPE_NAMES[record.type],
+    size: record.type === 'file' ? record.size : record.deleted ? 0 : SYNTHETIC_SIZE,
+    deleted: record.deleted,
+    invalid: record.invalid,
+    ignored: false,
+    mustRescan: false,
+    noPermissions: record.noPermissions,
+    modified: modified(record),
+    modifiedBy: shortIdString(record.modifiedBy),
+    sequence: record.sequence,
+    version: versionStrings(record.version),
+    localFlags: 0,
+    numBlocks: record.blocks.length,
+    ...(record.noPermissions ? {} : { permissions: `0${record.permissions.toString(8)}` }),
+  };
+}
+
+interface TreeEntry {
+  name: string;
+  modTime: string;
+  size: number;
+  type: string;
+  children?: TreeEntry[];
+}
+
+// GET /rest/db/browse: the tree below `prefix`, `levels` deep (-1: all), as Syncthing nests it.
+function browse(db: IndexDb, folder: string, prefix: string, levels: number, dirsOnly: boolean): TreeEntry[] {
+  const root: TreeEntry[] = [];
+  const directories = new Map<string, TreeEntry[]>([['', root]]);
+  const start = prefix === '' ? '' : `${prefix}/`;
+  for (const record of db.iterate(folder)) {
+    if (record.deleted || record.invalid || !record.name.startsWith(start)) continue;
+    const name = record.name.slice(start.length);
+    const depth = name.split('/').length - 1;
+    if (levels > -1 && depth > levels) continue;
+    const slash = name.lastIndexOf('/');
+    const parent = directories.get(slash < 0 ? '' : name.slice(0, slash));
+    if (!parent || (dirsOnly && record.type !== 'directory')) continue;
+    const entry: TreeEntry = {
+      name: slash < 0 ? name : name.slice(slash + 1),
+      modTime: modified(record),
+      size: record.type === 'file' ? record.size : SYNTHETIC_SIZE,
+      type: REST_TYPE_NAMES[record.type],
+    };
+    if (record.type === 'directory') {
+      entry.children = [];
+      directories.set(name, entry.children);
+    }
+    parent.push(entry);
+  }
+  // Syncthing leaves out an empty list of children.
+  for (const children of directories.values())
+    for (const entry of children) if (entry.children?.length === 0) delete entry.children;
+  return root;
+}
+
+export { SYNTHETIC_SIZE };

@@ -1,0 +1,71 @@
+import type { Block } from '../scanner/blocks.ts';
+
+/** BEP's FileInfoType numbers, and the names Syncthing's REST answers spell. */
+export const FILE_TYPES = { file: 0, directory: 1, symlink: 4 } as const;
+export type FileType = keyof typeof FILE_TYPES;
+export const REST_TYPE_NAMES: Record<FileType, string> = {
+  file: 'FILE_INFO_TYPE_FILE',
+  directory: 'FILE_INFO_TYPE_DIRECTORY',
+  symlink: 'FILE_INFO_TYPE_SYMLINK',
+};
+
+/** One counter of a version vector: a device's short ID and its value (both 64-bit). */
+export interface Counter {
+  id: bigint;
+  value: bigint;
+}
+
+/** A file, directory or symlink as the index keeps it: BEP's FileInfo, in our names. */
+export interface FileRecord {
+  /** Relative to the folder, with `/` between parts. */
+  name: string;
+  type: FileType;
+  size: number;
+  /** The mode's permission bits (0o777 and the like). */
+  permissions: number;
+  modifiedS: number;
+  modifiedNs: number;
+  /** Short ID of the device that made this version. */
+  modifiedBy: bigint;
+  deleted: boolean;
+  invalid: boolean;
+  noPermissions: boolean;
+  version: Counter[];
+  /** The folder's local sequence number of this version: increases with every change. */
+  sequence: number;
+  blockSize: number;
+  blocks: Block[];
+  symlinkTarget: string;
+}
+
+/**
+ * The vector after a change by `device`: its counter becomes the larger of its old value plus one and
+ * the current Unix time in seconds, as Syncthing's rule says; counters stay sorted by ID.
+ */
+export function bumpVersion(
+  version: Counter[],
+  device: bigint,
+  nowSeconds = BigInt(Math.floor(Date.now() / 1000)),
+): Counter[] {
+  const next = version.map((counter) => ({ ...counter }));
+  const own = next.find((counter) => counter.id === device);
+  if (own) {
+    own.value = own.value + 1n > nowSeconds ? own.value + 1n : nowSeconds;
+    return next;
+  }
+  next.push({ id: device, value: nowSeconds > 1n ? nowSeconds : 1n });
+  return next.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+/** Syncthing's REST form of a vector: `["SHORTID:value", …]` with the short ID as its 7-character string. */
+export function versionStrings(version: Counter[]): string[] {
+  return version.map((counter) => `${shortIdString(counter.id)}:${counter.value}`);
+}
+
+// Syncthing prints a short ID as the first 7 base32 characters of the 8 bytes, big-endian.
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+export function shortIdString(id: bigint): string {
+  let out = '';
+  for (let i = 0; i < 7; i++) out += ALPHABET[Number((id >> BigInt(59 - 5 * i)) & 31n)];
+  return out;
+}

@@ -1,0 +1,371 @@
+import { randomBytes } from 'node:crypto';
+import { open } from 'node:fs/promises';
+import Database from 'better-sqlite3';
+import type { Block } from '../scanner/blocks.ts';
+import { type Counter, FILE_TYPES, type FileRecord, type FileType } from './file-record.ts';
+
+/** The index file in the home. */
+export const INDEX_FILE = 'index.sqlite';
+
+/** A file that is not an index this syncd can use: reported, never deleted or overwritten. */
+export class IndexDbError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'IndexDbError';
+  }
+}
+
+// Each schema version is the list of statements that bring the previous one to it.
+const MIGRATIONS: string[][] = [
+  [
+    `CREATE TABLE folders (
+       folder TEXT PRIMARY KEY,
+       index_id TEXT NOT NULL,
+       sequence INTEGER NOT NULL DEFAULT 0
+     ) WITHOUT ROWID`,
+    `CREATE TABLE files (
+       folder TEXT NOT NULL,
+       device TEXT NOT NULL,
+       name TEXT NOT NULL,
+       type INTEGER NOT NULL,
+       size INTEGER NOT NULL,
+       permissions INTEGER NOT NULL,
+       modified_s INTEGER NOT NULL,
+       modified_ns INTEGER NOT NULL,
+       modified_by TEXT NOT NULL,
+       deleted INTEGER NOT NULL,
+       invalid INTEGER NOT NULL,
+       no_permissions INTEGER NOT NULL,
+       version TEXT NOT NULL,
+       sequence INTEGER NOT NULL,
+       block_size INTEGER NOT NULL,
+       blocks BLOB NOT NULL,
+       symlink_target TEXT NOT NULL,
+       PRIMARY KEY (folder, device, name)
+     ) WITHOUT ROWID`,
+    'CREATE INDEX files_by_sequence ON files (folder, device, sequence)',
+  ],
+];
+export const SCHEMA_VERSION = MIGRATIONS.length;
+// What identifies the file as ours: SQLite's application_id ("sync" in ASCII).
+const APPLICATION_ID = 0x73796e63;
+/** The device column of this device's own files; other devices' files come with the connections. */
+export const LOCAL = '';
+
+interface FileRow {
+  name: string;
+  type: number;
+  size: number;
+  permissions: number;
+  modified_s: number;
+  modified_ns: number;
+  modified_by: string;
+  deleted: number;
+  invalid: number;
+  no_permissions: number;
+  version: string;
+  sequence: number;
+  block_size: number;
+  blocks: Buffer;
+  symlink_target: string;
+}
+
+interface SummaryRow {
+  name: string;
+  type: number;
+  size: number;
+  permissions: number;
+  modified_s: number;
+  modified_ns: number;
+  deleted: number;
+  block_size: number;
+  symlink_target: string;
+}
+
+/** What a scan compares a file on disk with: a record without its blocks and version. */
+export type FileSummary = Pick<
+  FileRecord,
+  'type' | 'size' | 'permissions' | 'modifiedS' | 'modifiedNs' | 'deleted' | 'blockSize' | 'symlinkTarget'
+>;
+
+export interface FolderCounts {
+  files: number;
+  directories: number;
+  symlinks: number;
+  deleted: number;
+  bytes: number;
+}
+
+/**
+ * The index database: SQLite in WAL mode, one file in the home, opened by the worker that holds the
+ * service. Every change is a transaction, so a worker killed in the middle of one leaves the index as
+ * it was before it. A file that is not SQLite, or SQLite of another program, or of a newer schema, is
+ * an IndexDbError and is left untouched.
+ */
+export class IndexDb {
+  readonly #db: Database.Database;
+  readonly #statements;
+
+  private constructor(db: Database.Database) {
+    this.#db = db;
+    this.#statements = {
+      folder: db.prepare<[string], { index_id: string; sequence: number }>(
+        'SELECT index_id, sequence FROM folders WHERE folder = ?',
+      ),
+      addFolder: db.prepare('INSERT OR IGNORE INTO folders (folder, index_id, sequence) VALUES (?, ?, 0)'),
+      setSequence: db.prepare('UPDATE folders SET sequence = ? WHERE folder = ?'),
+      file: db.prepare<[string, string, string], FileRow>(
+        'SELECT * FROM files WHERE folder = ? AND device = ? AND name = ?',
+      ),
+      files: db.prepare<[string, string], FileRow>(
+        'SELECT * FROM files WHERE folder = ? AND device = ? ORDER BY name',
+      ),
+      put: db.prepare(
+        `INSERT OR REPLACE INTO files (folder, device, name, type, size, permissions, modified_s, modified_ns,
+           modified_by, deleted, invalid, no_permissions, version, sequence, block_size, blocks, symlink_target)
+         VALUES (@folder, @device, @name, @type, @size, @permissions, @modified_s, @modified_ns, @modified_by,
+           @deleted, @invalid, @no_permissions, @version, @sequence, @block_size, @blocks, @symlink_target)`,
+      ),
+      counts: db.prepare<[string, string], { type: number; deleted: number; count: number; bytes: number }>(
+        `SELECT type, deleted, COUNT(*) AS count, SUM(size) AS bytes FROM files
+         WHERE folder = ? AND device = ? GROUP BY type, deleted`,
+      ),
+      summaries: db.prepare<[string, string], SummaryRow>(
+        `SELECT name, type, size, permissions, modified_s, modified_ns, deleted, block_size, symlink_target
+         FROM files WHERE folder = ? AND device = ?`,
+      ),
+      dropFolder: db.prepare('DELETE FROM folders WHERE folder = ?'),
+      dropFiles: db.prepare('DELETE FROM files WHERE folder = ?'),
+    };
+  }
+
+  /** Opens (or creates) the index at `path`, bringing its schema up to date. */
+  static async open(path: string): Promise<IndexDb> {
+    await checkHeader(path);
+    let db: Database.Database;
+    try {
+      db = new Database(path);
+    } catch (error) {
+      throw new IndexDbError(`${path} cannot be opened: ${(error as Error).message}`, { cause: error });
+    }
+    try {
+      migrate(db, path);
+      return new IndexDb(db);
+    } catch (error) {
+      db.close();
+      if (error instanceof IndexDbError) throw error;
+      throw new IndexDbError(`${path} is not a usable index: ${(error as Error).message}`, { cause: error });
+    }
+  }
+
+  close(): void {
+    this.#db.close();
+  }
+
+  /** The folder's index ID (a random 64-bit value, made when the folder is first indexed) and sequence. */
+  folder(folder: string): { indexId: bigint; sequence: number } {
+    this.#statements.addFolder.run(folder, randomBytes(8).readBigUInt64BE(0).toString());
+    const row = this.#statements.folder.get(folder) as { index_id: string; sequence: number };
+    return { indexId: BigInt(row.index_id), sequence: row.sequence };
+  }
+
+  file(folder: string, name: string, device = LOCAL): FileRecord | undefined {
+    const row = this.#statements.file.get(folder, device, name);
+    return row && fromRow(row);
+  }
+
+  /** Every record of the folder for the device, by name. */
+  files(folder: string, device = LOCAL): FileRecord[] {
+    return this.#statements.files.all(folder, device).map(fromRow);
+  }
+
+  /** Every record of the folder in brief, by name: what a scan needs to see what changed. */
+  summaries(folder: string, device = LOCAL): Map<string, FileSummary> {
+    const summaries = new Map<string, FileSummary>();
+    for (const row of this.#statements.summaries.iterate(folder, device)) {
+      summaries.set(row.name, {
+        type: typeNames[row.type] ?? 'file',
+        size: row.size,
+        permissions: row.permissions,
+        modifiedS: row.modified_s,
+        modifiedNs: row.modified_ns,
+        deleted: row.deleted === 1,
+        blockSize: row.block_size,
+        symlinkTarget: row.symlink_target,
+      });
+    }
+    return summaries;
+  }
+
+  /** Visits every record by name without holding them all: for folders of many files. */
+  *iterate(folder: string, device = LOCAL): Generator<FileRecord> {
+    for (const row of this.#statements.files.iterate(folder, device)) yield fromRow(row);
+  }
+
+  /**
+   * Records changed local files in one transaction, each with the folder's next sequence number, and
+   * returns them as stored. Nothing is written if anything fails.
+   */
+  update(folder: string, changed: Array<Omit<FileRecord, 'sequence'>>): FileRecord[] {
+    return this.#db.transaction(() => {
+      let { sequence } = this.folder(folder);
+      const stored = changed.map((record) => {
+        sequence += 1;
+        const withSequence = { ...record, sequence };
+        this.#statements.put.run(toRow(folder, LOCAL, withSequence));
+        return withSequence;
+      });
+      this.#statements.setSequence.run(sequence, folder);
+      return stored;
+    })();
+  }
+
+  counts(folder: string, device = LOCAL): FolderCounts {
+    const counts: FolderCounts = { files: 0, directories: 0, symlinks: 0, deleted: 0, bytes: 0 };
+    for (const row of this.#statements.counts.all(folder, device)) {
+      if (row.deleted) counts.deleted += row.count;
+      else if (row.type === FILE_TYPES.directory) counts.directories += row.count;
+      else if (row.type === FILE_TYPES.symlink) counts.symlinks += row.count;
+      else {
+        counts.files += row.count;
+        counts.bytes += row.bytes;
+      }
+    }
+    return counts;
+  }
+
+  /** Erases a folder's index, its index ID included: the next scan makes a new one. */
+  drop(folder: string): void {
+    this.#db.transaction(() => {
+      this.#statements.dropFiles.run(folder);
+      this.#statements.dropFolder.run(folder);
+    })();
+  }
+}
+
+async function checkHeader(path: string): Promise<void> {
+  let handle;
+  try {
+    handle = await open(path, 'r');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw new IndexDbError(`${path} cannot be read: ${(error as Error).message}`, { cause: error });
+  }
+  try {
+    const header = Buffer.alloc(16);
+    const { bytesRead } = await handle.read(header, 0, 16, 0);
+    if (bytesRead === 0) return;
+    if (header.toString('latin1') !== 'SQLite format 3\0') {
+      throw new IndexDbError(
+        `${path} is not an SQLite database: it was not written by syncd; move it away to have a new index made`,
+      );
+    }
+  } finally {
+    await handle.close();
+  }
+}
+
+function migrate(db: Database.Database, path: string): void {
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  const application = db.pragma('application_id', { simple: true }) as number;
+  const version = db.pragma('user_version', { simple: true }) as number;
+  const tables = db.prepare("SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table'").get() as {
+    n: number;
+  };
+  if (application !== APPLICATION_ID && (application !== 0 || tables.n > 0)) {
+    throw new IndexDbError(
+      `${path} is an SQLite database of another program; move it away to have a new index made`,
+    );
+  }
+  if (version > SCHEMA_VERSION) {
+    throw new IndexDbError(
+      `${path} has index schema ${version}, newer than this syncd's ${SCHEMA_VERSION}: run that syncd, or move the file away`,
+    );
+  }
+  db.transaction(() => {
+    for (let next = version; next < SCHEMA_VERSION; next++) {
+      for (const statement of MIGRATIONS[next] as string[]) db.exec(statement);
+    }
+    db.pragma(`application_id = ${APPLICATION_ID}`);
+    db.pragma(`user_version = ${SCHEMA_VERSION}`);
+  })();
+}
+
+// Blocks packed 40 bytes each: size (4), SHA-256 (32), Adler-32 (4); offsets follow from the sizes.
+function packBlocks(blocks: Block[]): Buffer {
+  const packed = Buffer.allocUnsafe(blocks.length * 40);
+  blocks.forEach((block, i) => {
+    packed.writeUInt32BE(block.size, i * 40);
+    block.hash.copy(packed, i * 40 + 4);
+    packed.writeUInt32BE(block.weakHash, i * 40 + 36);
+  });
+  return packed;
+}
+
+function unpackBlocks(packed: Buffer): Block[] {
+  const blocks: Block[] = [];
+  let offset = 0;
+  for (let at = 0; at + 40 <= packed.length; at += 40) {
+    const size = packed.readUInt32BE(at);
+    blocks.push({
+      offset,
+      size,
+      hash: Buffer.from(packed.subarray(at + 4, at + 36)),
+      weakHash: packed.readUInt32BE(at + 36),
+    });
+    offset += size;
+  }
+  return blocks;
+}
+
+const typeNames = Object.fromEntries(
+  Object.entries(FILE_TYPES).map(([name, value]) => [value, name]),
+) as Record<number, FileType>;
+
+function fromRow(row: FileRow): FileRecord {
+  return {
+    name: row.name,
+    type: typeNames[row.type] ?? 'file',
+    size: row.size,
+    permissions: row.permissions,
+    modifiedS: row.modified_s,
+    modifiedNs: row.modified_ns,
+    modifiedBy: BigInt(row.modified_by),
+    deleted: row.deleted === 1,
+    invalid: row.invalid === 1,
+    noPermissions: row.no_permissions === 1,
+    version: (JSON.parse(row.version) as Array<[string, string]>).map(([id, value]) => ({
+      id: BigInt(id),
+      value: BigInt(value),
+    })),
+    sequence: row.sequence,
+    blockSize: row.block_size,
+    blocks: unpackBlocks(row.blocks),
+    symlinkTarget: row.symlink_target,
+  };
+}
+
+function toRow(folder: string, device: string, record: FileRecord) {
+  return {
+    folder,
+    device,
+    name: record.name,
+    type: FILE_TYPES[record.type],
+    size: record.size,
+    permissions: record.permissions,
+    modified_s: record.modifiedS,
+    modified_ns: record.modifiedNs,
+    modified_by: record.modifiedBy.toString(),
+    deleted: record.deleted ? 1 : 0,
+    invalid: record.invalid ? 1 : 0,
+    no_permissions: record.noPermissions ? 1 : 0,
+    version: JSON.stringify(
+      record.version.map((counter: Counter) => [counter.id.toString(), counter.value.toString()]),
+    ),
+    sequence: record.sequence,
+    block_size: record.blockSize,
+    blocks: packBlocks(record.blocks),
+    symlink_target: record.symlinkTarget,
+  };
+}

@@ -1,0 +1,210 @@
+import { join } from 'node:path';
+import { bumpVersion, type FileRecord } from '../index-db/file-record.ts';
+import type { FileSummary, IndexDb } from '../index-db/index-db.ts';
+import { blockSizeFor } from './blocks.ts';
+import { type HasherPool, HashError } from './hasher-pool.ts';
+import { describe, type DiskEntry, walk, type WalkProblem } from './walk.ts';
+
+export interface ScanTarget {
+  id: string;
+  path: string;
+  markerName: string;
+  ignorePerms: boolean;
+  modTimeWindowS: number;
+}
+
+export interface ScanChange {
+  name: string;
+  type: FileRecord['type'];
+  action: 'added' | 'modified' | 'deleted';
+}
+
+export interface ScanResult {
+  /** The records written, in sequence order. */
+  updated: FileRecord[];
+  changes: ScanChange[];
+  problems: WalkProblem[];
+}
+
+export interface ScanOptions {
+  folder: ScanTarget;
+  db: IndexDb;
+  hasher: HasherPool;
+  /** This device's short ID: the counter a change bumps. */
+  shortId: bigint;
+  /** Only these names and what is below them; every name when absent. */
+  under?: string[];
+  /** Called with each batch written, as it is written. */
+  onBatch?: (records: FileRecord[]) => void;
+  /** Called as files are hashed: bytes done of the bytes to hash. */
+  onProgress?: (done: number, total: number) => void;
+  signal?: AbortSignal;
+}
+
+// Records written per transaction: a crash loses at most a batch of work, never the index.
+const BATCH = 500;
+// Files hashed at once: the pool's threads stay busy while the walk goes on.
+const IN_FLIGHT = 16;
+
+/**
+ * Scans a folder against its index: what did not change (type, size, modification time, permissions,
+ * symlink target) is skipped, what changed is hashed off this thread and recorded with a new version,
+ * and what is gone is recorded as deleted. Problems (a file unreadable, a name that cannot be
+ * synchronized) are returned, and the file's old record, if any, is kept as it was.
+ */
+export async function scanFolder(options: ScanOptions): Promise<ScanResult> {
+  const { folder, db, hasher, shortId } = options;
+  const known = db.summaries(folder.id);
+  const problems: WalkProblem[] = [];
+  const unreadable = new Set<string>();
+  const seen = new Set<string>();
+  const result: ScanResult = { updated: [], changes: [], problems };
+  let pending: Array<Omit<FileRecord, 'sequence'>> = [];
+  const flush = () => {
+    if (pending.length === 0) return;
+    const written = db.update(folder.id, pending);
+    pending = [];
+    result.updated.push(...written);
+    options.onBatch?.(written);
+  };
+  const record = (next: Omit<FileRecord, 'sequence'>, previous: FileSummary | undefined) => {
+    result.changes.push({
+      name: next.name,
+      type: next.type,
+      action: next.deleted ? 'deleted' : previous && !previous.deleted ? 'modified' : 'added',
+    });
+    pending.push(next);
+    if (pending.length >= BATCH) flush();
+  };
+  const versionOf = (name: string) => bumpVersion(db.file(folder.id, name)?.version ?? [], shortId);
+
+  // Hashing runs ahead of recording: at most IN_FLIGHT files at once, recorded in walk order.
+  let hashTotal = 0;
+  let hashDone = 0;
+  const hashed = async (entry: DiskEntry, previous: FileSummary | undefined) => {
+    const blockSize = blockSizeFor(
+      entry.size,
+      previous && !previous.deleted ? previous.blockSize : undefined,
+    );
+    hashTotal += entry.size;
+    try {
+      const blocks = await hasher.hash(join(folder.path, entry.name), entry.size, blockSize);
+      hashDone += entry.size;
+      options.onProgress?.(hashDone, hashTotal);
+      return { blocks, blockSize };
+    } catch (error) {
+      if (error instanceof HashError && error.code === 'ENOENT') return 'gone';
+      problems.push({
+        name: entry.name,
+        error:
+          error instanceof HashError && error.code === 'ECHANGED'
+            ? `${error.message}; the next scan takes it`
+            : describe(error),
+      });
+      return 'failed';
+    }
+  };
+  const queue: Array<{
+    entry: DiskEntry;
+    previous: FileSummary | undefined;
+    work?: ReturnType<typeof hashed>;
+  }> = [];
+  let inFlight = 0;
+  const settleFront = async () => {
+    const { entry, previous, work } = queue.shift() as (typeof queue)[number];
+    let outcome: Awaited<ReturnType<typeof hashed>> | undefined;
+    if (work) {
+      outcome = await work;
+      inFlight -= 1;
+    }
+    if (outcome === 'gone') {
+      seen.delete(entry.name);
+      return;
+    }
+    if (outcome === 'failed') return;
+    record(
+      {
+        ...entry,
+        modifiedBy: shortId,
+        deleted: false,
+        invalid: false,
+        noPermissions: folder.ignorePerms,
+        version: versionOf(entry.name),
+        blockSize: outcome?.blockSize ?? 0,
+        blocks: outcome?.blocks ?? [],
+      },
+      previous,
+    );
+  };
+
+  const walking = walk(folder.path, {
+    under: options.under,
+    markerName: folder.markerName,
+    problems,
+    unreadable,
+  });
+  for await (const entry of walking) {
+    if (options.signal?.aborted) break;
+    seen.add(entry.name);
+    const previous = known.get(entry.name);
+    if (previous && unchanged(previous, entry, folder)) continue;
+    const work = entry.type === 'file' ? hashed(entry, previous) : undefined;
+    if (work) inFlight += 1;
+    queue.push({ entry, previous, work });
+    while (queue.length > 0 && (queue[0]?.work === undefined || inFlight >= IN_FLIGHT)) await settleFront();
+  }
+  while (queue.length > 0) await settleFront();
+
+  // What the index has, in scope, that the walk did not see is gone, unless it sits in a folder that
+  // could not be read (unknown, not deleted) or the scan was stopped.
+  if (!options.signal?.aborted) {
+    const failed = new Set(problems.map((problem) => problem.name));
+    const inScope = scopeTest(options.under);
+    for (const [name, previous] of known) {
+      if (previous.deleted || seen.has(name) || !inScope(name) || underAny(name, unreadable)) continue;
+      if (failed.has(name)) continue;
+      record(
+        {
+          name,
+          type: previous.type,
+          size: 0,
+          permissions: previous.permissions,
+          modifiedS: previous.modifiedS,
+          modifiedNs: previous.modifiedNs,
+          modifiedBy: shortId,
+          deleted: true,
+          invalid: false,
+          noPermissions: folder.ignorePerms,
+          version: versionOf(name),
+          blockSize: 0,
+          blocks: [],
+          symlinkTarget: '',
+        },
+        previous,
+      );
+    }
+  }
+  flush();
+  return result;
+}
+
+function unchanged(previous: FileSummary, entry: DiskEntry, folder: ScanTarget): boolean {
+  if (previous.deleted || previous.type !== entry.type) return false;
+  if (!folder.ignorePerms && previous.permissions !== entry.permissions) return false;
+  if (entry.type === 'symlink') return previous.symlinkTarget === entry.symlinkTarget;
+  if (entry.type === 'directory') return true;
+  if (previous.size !== entry.size) return false;
+  const window = folder.modTimeWindowS * 1e9;
+  const difference = (entry.modifiedS - previous.modifiedS) * 1e9 + (entry.modifiedNs - previous.modifiedNs);
+  return window > 0 ? Math.abs(difference) <= window : difference === 0;
+}
+
+function scopeTest(under: string[] | undefined): (name: string) => boolean {
+  if (!under || under.length === 0 || under.includes('')) return () => true;
+  return (name) => under.some((sub) => name === sub || name.startsWith(`${sub}/`));
+}
+
+function underAny(name: string, folders: ReadonlySet<string>): boolean {
+  for (const folder of folders) if (folder === '' || name.startsWith(`${folder}/`)) return true;
+  return false;
+}
