@@ -19,7 +19,9 @@ t.test('every setting is in the README, flag and environment variable', async (t
 
 t.test('every endpoint is in the README with a curl example', async (t) => {
   const routes: Array<{ method: string; url: string }> = [];
-  const app = buildApp(appOptions({ config: localConfig().config, events: new EventLog() }));
+  const app = buildApp(
+    appOptions({ config: localConfig().config, events: new EventLog(), service: () => undefined }),
+  );
   app.addHook('onRoute', (route) => {
     for (const method of [route.method].flat())
       if (method !== 'HEAD') routes.push({ method, url: route.url });

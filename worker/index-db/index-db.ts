@@ -266,8 +266,7 @@ async function checkHeader(path: string): Promise<void> {
 }
 
 function migrate(db: Database.Database, path: string): void {
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
+  // Only read until the file is known to be ours: another program's database is left as it was.
   const application = db.pragma('application_id', { simple: true }) as number;
   const version = db.pragma('user_version', { simple: true }) as number;
   const tables = db.prepare("SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table'").get() as {
@@ -283,6 +282,8 @@ function migrate(db: Database.Database, path: string): void {
       `${path} has index schema ${version}, newer than this syncd's ${SCHEMA_VERSION}: run that syncd, or move the file away`,
     );
   }
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
   db.transaction(() => {
     for (let next = version; next < SCHEMA_VERSION; next++) {
       for (const statement of MIGRATIONS[next] as string[]) db.exec(statement);

@@ -28,6 +28,9 @@ const SYNTHETIC_SIZE = 128;
  */
 export async function dbRoutes(app: FastifyInstance, options: DbRouteOptions): Promise<void> {
   const { config } = options;
+  // Everything here is in the query: a body, of whatever type, is not read (as in Syncthing).
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
   // The folder asked for: 404 when it is not configured, 503 while no worker holds the index.
   const folderOf = (request: FastifyRequest) => {
     const id = query(request).folder ?? '';

@@ -1,0 +1,118 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import t from 'tap';
+import type { FileRecord } from '../../../worker/index-db/file-record.ts';
+import { bumpVersion, shortIdString, versionStrings } from '../../../worker/index-db/file-record.ts';
+import { IndexDb, SCHEMA_VERSION } from '../../../worker/index-db/index-db.ts';
+
+const record = (name: string, extra: Partial<FileRecord> = {}): Omit<FileRecord, 'sequence'> => ({
+  name,
+  type: 'file',
+  size: 5,
+  permissions: 0o644,
+  modifiedS: 1_700_000_000,
+  modifiedNs: 123,
+  modifiedBy: 0xfedcba9876543210n,
+  deleted: false,
+  invalid: false,
+  noPermissions: false,
+  version: [{ id: 0xfedcba9876543210n, value: 1_700_000_001n }],
+  blockSize: 131072,
+  blocks: [{ offset: 0, size: 5, hash: Buffer.alloc(32, 9), weakHash: 0xffffffff }],
+  symlinkTarget: '',
+  ...extra,
+});
+
+t.test('records get the next sequence numbers, survive a reopen, and 64-bit values stay exact', async (t) => {
+  const path = join(t.testdir(), 'index.sqlite');
+  const db = await IndexDb.open(path);
+  const { indexId } = db.folder('f');
+  t.same(
+    db.update('f', [record('a'), record('b')]).map((r) => r.sequence),
+    [1, 2],
+  );
+  t.same(
+    db.update('f', [record('a', { size: 7 })]).map((r) => r.sequence),
+    [3],
+  );
+  db.close();
+  const again = await IndexDb.open(path);
+  t.teardown(() => again.close());
+  t.same(again.folder('f'), { indexId, sequence: 3 }, 'the same index ID and sequence');
+  const a = again.file('f', 'a');
+  t.match(a, { size: 7, sequence: 3, modifiedBy: 0xfedcba9876543210n, modifiedNs: 123 });
+  t.same(a?.version, [{ id: 0xfedcba9876543210n, value: 1_700_000_001n }]);
+  t.same(a?.blocks, record('a').blocks);
+  t.same(
+    again.files('f').map((r) => r.name),
+    ['a', 'b'],
+  );
+  t.same(again.counts('f'), { files: 2, directories: 0, symlinks: 0, deleted: 0, bytes: 12 });
+  again.drop('f');
+  t.same(again.files('f'), []);
+  t.not(again.folder('f').indexId, indexId, 'a folder indexed anew gets a new index ID');
+});
+
+t.test('a failing change writes nothing', async (t) => {
+  const db = await IndexDb.open(join(t.testdir(), 'index.sqlite'));
+  t.teardown(() => db.close());
+  db.update('f', [record('a')]);
+  t.throws(() => db.update('f', [record('b'), { ...record('c'), blocks: null as never }]));
+  t.same(
+    db.files('f').map((r) => r.name),
+    ['a'],
+  );
+  t.equal(db.folder('f').sequence, 1);
+});
+
+t.test('a file that is not our index is reported and left untouched', async (t) => {
+  const dir = t.testdir();
+  const text = join(dir, 'text.sqlite');
+  await writeFile(text, 'hello, this is not a database at all');
+  await t.rejects(IndexDb.open(text), { name: 'IndexDbError', message: /is not an SQLite database/ });
+  t.equal(await readFile(text, 'utf8'), 'hello, this is not a database at all');
+
+  const foreign = join(dir, 'foreign.sqlite');
+  const other = new Database(foreign);
+  other.exec('CREATE TABLE notes (text TEXT)');
+  other.close();
+  const before = await readFile(foreign);
+  await t.rejects(IndexDb.open(foreign), { name: 'IndexDbError', message: /of another program/ });
+  t.same(await readFile(foreign), before);
+
+  const newer = join(dir, 'newer.sqlite');
+  (await IndexDb.open(newer)).close();
+  const raw = new Database(newer);
+  raw.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
+  raw.close();
+  await t.rejects(IndexDb.open(newer), { name: 'IndexDbError', message: /newer than this syncd's/ });
+
+  const corrupt = join(dir, 'corrupt.sqlite');
+  (await IndexDb.open(corrupt)).close();
+  const bytes = await readFile(corrupt);
+  bytes.fill(0xee, 100, 4096);
+  await writeFile(corrupt, bytes);
+  await t.rejects(IndexDb.open(corrupt), { name: 'IndexDbError' });
+});
+
+t.test('version vectors: Syncthing’s counter rule and its REST spelling', async (t) => {
+  const me = 0x1000000000000000n;
+  const other = 0x0100000000000000n;
+  t.same(bumpVersion([], me, 100n), [{ id: me, value: 100n }]);
+  t.same(
+    bumpVersion([{ id: me, value: 500n }], me, 100n),
+    [{ id: me, value: 501n }],
+    'old + 1 when later than now',
+  );
+  t.same(
+    bumpVersion([{ id: me, value: 5n }], other, 100n),
+    [
+      { id: other, value: 100n },
+      { id: me, value: 5n },
+    ],
+    'sorted by ID',
+  );
+  t.equal(shortIdString(0x1afc7fa2cc48d476n), 'DL6H7IW', 'as Syncthing writes the short ID of DL6H7IW-…');
+  t.same(versionStrings([{ id: 0x1afc7fa2cc48d476n, value: 7n }]), ['DL6H7IW:7']);
+});

@@ -1,0 +1,137 @@
+import { mkdir, rm, symlink, utimes, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
+import { IndexDb } from '../../../worker/index-db/index-db.ts';
+import { HasherPool } from '../../../worker/scanner/hasher-pool.ts';
+import { scanFolder } from '../../../worker/scanner/scan-folder.ts';
+
+const me = 0x0123456789abcdefn;
+
+async function setup(t: Test) {
+  const dir = t.testdir({ folder: { '.stfolder': {} } });
+  const path = join(dir, 'folder');
+  const db = await IndexDb.open(join(dir, 'index.sqlite'));
+  const hasher = new HasherPool(2);
+  t.teardown(async () => {
+    await hasher.close();
+    db.close();
+  });
+  const folder = { id: 'f', path, markerName: '.stfolder', ignorePerms: false, modTimeWindowS: 0 };
+  const scan = (under?: string[]) => scanFolder({ folder, db, hasher, shortId: me, under });
+  return { path, db, scan, folder };
+}
+
+t.test('a first scan records every file, directory and symlink; a second finds nothing new', async (t) => {
+  const { path, db, scan } = await setup(t);
+  await mkdir(join(path, 'dir', 'empty dir'), { recursive: true });
+  await writeFile(join(path, 'dir', 'naïve file.txt'), 'x'.repeat(200_000));
+  await writeFile(join(path, 'empty'), '');
+  await symlink('dir', join(path, 'link'));
+  await symlink('loop', join(path, 'loop'));
+  await writeFile(join(path, '.syncthing.partial.tmp'), 'temporary');
+  await writeFile(join(path, '.stignore'), '');
+  const first = await scan();
+  t.same(
+    first.changes.map((c) => `${c.action} ${c.type} ${c.name}`),
+    [
+      'added directory dir',
+      'added directory dir/empty dir',
+      'added file dir/naïve file.txt',
+      'added file empty',
+      'added symlink link',
+      'added symlink loop',
+    ],
+    'in name order; marker, .stignore and temporary files left out; a symlink loop is a symlink',
+  );
+  t.same(first.problems, []);
+  t.match(db.file('f', 'dir/naïve file.txt'), {
+    size: 200_000,
+    blockSize: 131072,
+    modifiedBy: me,
+    blocks: { length: 2 },
+  });
+  t.match(db.file('f', 'empty'), { size: 0, blocks: [{ size: 0 }] });
+  t.match(db.file('f', 'link'), { type: 'symlink', symlinkTarget: 'dir' });
+  t.equal(db.folder('f').sequence, 6);
+  t.same((await scan()).changes, [], 'unchanged: nothing hashed, nothing written');
+  t.equal(db.folder('f').sequence, 6);
+});
+
+t.test('a change gets a new version and sequence; a deletion is recorded, not forgotten', async (t) => {
+  const { path, db, scan } = await setup(t);
+  await writeFile(join(path, 'a'), 'one');
+  await writeFile(join(path, 'b'), 'two');
+  await scan();
+  const before = db.file('f', 'a');
+  await writeFile(join(path, 'a'), 'changed');
+  await rm(join(path, 'b'));
+  const second = await scan();
+  t.same(
+    second.changes.map((c) => `${c.action} ${c.name}`),
+    ['modified a', 'deleted b'],
+  );
+  const after = db.file('f', 'a');
+  t.ok((after?.version[0]?.value ?? 0n) > (before?.version[0]?.value ?? 0n), 'the counter went up');
+  t.match(db.file('f', 'b'), { deleted: true, size: 0, blocks: [], sequence: 4 });
+  t.same((await scan()).changes, [], 'a deletion is recorded once');
+  await writeFile(join(path, 'b'), 'back');
+  t.same(
+    (await scan()).changes.map((c) => `${c.action} ${c.name}`),
+    ['added b'],
+    'and comes back as added',
+  );
+});
+
+t.test('modification time and permissions count; a scan of a sub path sees only that', async (t) => {
+  const { path, db, scan } = await setup(t);
+  await mkdir(join(path, 'sub'));
+  await writeFile(join(path, 'sub', 'x'), 'x');
+  await writeFile(join(path, 'y'), 'y');
+  await scan();
+  await utimes(join(path, 'y'), new Date(1_600_000_000_000), new Date(1_600_000_000_000));
+  await rm(join(path, 'sub', 'x'));
+  t.same(
+    (await scan(['y'])).changes.map((c) => `${c.action} ${c.name}`),
+    ['modified y'],
+    'sub/x is gone but outside the scan',
+  );
+  t.equal(db.file('f', 'sub/x')?.deleted, false);
+  t.same(
+    (await scan(['sub'])).changes.map((c) => `${c.action} ${c.name}`),
+    ['deleted sub/x'],
+  );
+});
+
+t.test('a name that is not valid UTF-8 is a problem named, and the scan goes on', async (t) => {
+  const { path, db, scan } = await setup(t);
+  await writeFile(
+    Buffer.concat([Buffer.from(`${path}/bad-`), Buffer.from([0xff, 0xfe]), Buffer.from('.txt')]),
+    'x',
+  );
+  await writeFile(join(path, 'good'), 'x');
+  const result = await scan();
+  t.same(
+    result.changes.map((c) => c.name),
+    ['good'],
+  );
+  t.match(result.problems, [{ name: /^bad-/, error: /not valid UTF-8/ }]);
+  t.equal(db.files('f').length, 1);
+});
+
+t.test('a file that cannot be hashed keeps its old record and is reported', async (t) => {
+  const { path, db, scan } = await setup(t);
+  await writeFile(join(path, 'a'), 'one');
+  await scan();
+  const hasher = new HasherPool(1);
+  await hasher.close();
+  await writeFile(join(path, 'a'), 'two, longer');
+  const result = await scanFolder({
+    folder: { id: 'f', path, markerName: '.stfolder', ignorePerms: false, modTimeWindowS: 0 },
+    db,
+    hasher,
+    shortId: me,
+  });
+  t.match(result.problems, [{ name: 'a' }]);
+  t.same(result.changes, []);
+  t.match(db.file('f', 'a'), { size: 3, deleted: false }, 'not recorded as deleted');
+});
