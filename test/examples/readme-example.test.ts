@@ -7,23 +7,10 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
 import { packageRoot } from '../../shared/paths.ts';
+import { localPrebuilds } from '../helpers/prebuilds.ts';
 
 const run = promisify(execFile);
 
-/**
- * better-sqlite3's prebuilt binary, as its installer downloads it, made from the one this checkout
- * built: this machine cannot reach the download, and compiling it again takes minutes. The installer
- * looks in the folder the variable names before downloading, as it looks in its cache.
- */
-async function localPrebuilds(project: string): Promise<Record<string, string>> {
-  const module = join(root, 'node_modules', 'better-sqlite3');
-  const { version } = JSON.parse(await readFile(join(module, 'package.json'), 'utf8')) as { version: string };
-  const folder = join(project, 'prebuilds');
-  await mkdir(folder);
-  const name = `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`;
-  await run('tar', ['-czf', join(folder, name), '-C', module, 'build/Release/better_sqlite3.node']);
-  return { npm_config_better_sqlite3_local_prebuilds: folder };
-}
 const root = packageRoot;
 const readme = await readFile(join(root, 'README.md'), 'utf8');
 const section = readme.slice(readme.indexOf('## A harness for integration tests'));
@@ -61,7 +48,7 @@ t.test("the README's tap example passes in a fresh project that installed the pa
     {
       cwd: project,
       timeout: 120_000,
-      env: { ...process.env, ...(await localPrebuilds(project)) },
+      env: { ...process.env, ...(await localPrebuilds(join(project, 'prebuilds'))) },
     },
   );
   const manifest = JSON.parse(await readFile(join(project, 'node_modules', 'syncd', 'package.json'), 'utf8'));

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import getPort from 'get-port';
 import t from 'tap';
+import { localPrebuilds } from '../helpers/prebuilds.ts';
 import { startService } from '../helpers/service.ts';
 import { packageRoot } from '../../shared/paths.ts';
 
@@ -53,7 +54,12 @@ t.test(
     const depsRun = /^RUN (npm ci --omit=dev.*)$/m.exec(dockerfile)?.[1] ?? 'false';
     await execa('sh', ['-c', depsRun], {
       cwd: stage,
-      env: { NPM_CONFIG_AUDIT: 'false', NPM_CONFIG_FUND: 'false' },
+      env: {
+        NPM_CONFIG_AUDIT: 'false',
+        NPM_CONFIG_FUND: 'false',
+        // The native module's binary, as its installer downloads it in a real build.
+        ...(await localPrebuilds(join(stage, '.prebuilds'))),
+      },
     });
     await cp(join(stage, 'node_modules'), join(app, 'node_modules'), { recursive: true });
 

@@ -7,6 +7,7 @@ import type { Logger } from '../../shared/logger.ts';
 import type { EventLog } from '../events/event-log.ts';
 import type { IndexDb } from '../index-db/index-db.ts';
 import type { HasherPool } from '../scanner/hasher-pool.ts';
+import { IGNORE_FILE, Ignores } from '../scanner/ignores.ts';
 import { scanFolder } from '../scanner/scan-folder.ts';
 import type { WalkProblem } from '../scanner/walk.ts';
 import { folderSummary } from './folder-summary.ts';
@@ -42,6 +43,7 @@ export class FolderRunner {
   #stateChanged = new Date();
   #error: string | undefined;
   #problems: WalkProblem[] = [];
+  #ignores = Ignores.none();
   #running: Promise<void> | undefined;
   #wanted: { subs: Set<string> | 'all'; waiters: Array<() => void> } | undefined;
   #rescanTimer: NodeJS.Timeout | undefined;
@@ -76,6 +78,11 @@ export class FolderRunner {
   /** Why the folder is in the error state, if it is. */
   get error(): string | undefined {
     return this.#error;
+  }
+
+  /** The ignore patterns the last scan applied. */
+  get ignores(): Ignores {
+    return this.#ignores;
   }
 
   /** What the last scan could not take. */
@@ -199,8 +206,10 @@ export class FolderRunner {
         },
       });
       if (this.#stopped) return;
+      this.#ignores = result.ignores;
       if (!firstScan) {
         for (const change of result.changes) {
+          if (change.action === 'ignored') continue;
           events.log('LocalChangeDetected', {
             action: change.action,
             folder: folder.id,
@@ -307,8 +316,9 @@ export class FolderRunner {
         else {
           const relative = String(name).split('\\').join('/');
           const top = relative.split('/')[0] ?? '';
-          if (top === this.#config.markerName || top === '.stignore' || top === '.stversions') return;
-          this.#watched.add(relative);
+          if (top === this.#config.markerName || top === '.stversions') return;
+          // New ignore patterns change what the whole folder holds.
+          this.#watched.add(top === IGNORE_FILE ? '' : relative);
         }
         this.#watchTimer ??= setTimeout(() => {
           this.#watchTimer = undefined;

@@ -21,7 +21,7 @@ export function folderSummary(folder: FolderRunner, db: IndexDb) {
     globalFiles: counts.files,
     globalSymlinks: counts.symlinks,
     globalTotalItems: items + counts.deleted,
-    ignorePatterns: false,
+    ignorePatterns: !folder.ignores.empty,
     inSyncBytes: bytes,
     inSyncFiles: counts.files,
     invalid: '',

@@ -78,6 +78,7 @@ interface SummaryRow {
   modified_s: number;
   modified_ns: number;
   deleted: number;
+  invalid: number;
   block_size: number;
   symlink_target: string;
 }
@@ -85,7 +86,15 @@ interface SummaryRow {
 /** What a scan compares a file on disk with: a record without its blocks and version. */
 export type FileSummary = Pick<
   FileRecord,
-  'type' | 'size' | 'permissions' | 'modifiedS' | 'modifiedNs' | 'deleted' | 'blockSize' | 'symlinkTarget'
+  | 'type'
+  | 'size'
+  | 'permissions'
+  | 'modifiedS'
+  | 'modifiedNs'
+  | 'deleted'
+  | 'invalid'
+  | 'blockSize'
+  | 'symlinkTarget'
 >;
 
 export interface FolderCounts {
@@ -128,10 +137,11 @@ export class IndexDb {
       ),
       counts: db.prepare<[string, string], { type: number; deleted: number; count: number; bytes: number }>(
         `SELECT type, deleted, COUNT(*) AS count, SUM(size) AS bytes FROM files
-         WHERE folder = ? AND device = ? GROUP BY type, deleted`,
+         WHERE folder = ? AND device = ? AND invalid = 0 GROUP BY type, deleted`,
       ),
       summaries: db.prepare<[string, string], SummaryRow>(
-        `SELECT name, type, size, permissions, modified_s, modified_ns, deleted, block_size, symlink_target
+        `SELECT name, type, size, permissions, modified_s, modified_ns, deleted, invalid, block_size,
+           symlink_target
          FROM files WHERE folder = ? AND device = ?`,
       ),
       dropFolder: db.prepare('DELETE FROM folders WHERE folder = ?'),
@@ -190,6 +200,7 @@ export class IndexDb {
         modifiedS: row.modified_s,
         modifiedNs: row.modified_ns,
         deleted: row.deleted === 1,
+        invalid: row.invalid === 1,
         blockSize: row.block_size,
         symlinkTarget: row.symlink_target,
       });

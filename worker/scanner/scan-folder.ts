@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { bumpVersion, type FileRecord } from '../index-db/file-record.ts';
 import type { FileSummary, IndexDb } from '../index-db/index-db.ts';
 import { blockSizeFor } from './blocks.ts';
+import { Ignores } from './ignores.ts';
 import { type HasherPool, HashError } from './hasher-pool.ts';
 import { describe, type DiskEntry, walk, type WalkProblem } from './walk.ts';
 
@@ -16,12 +17,14 @@ export interface ScanTarget {
 export interface ScanChange {
   name: string;
   type: FileRecord['type'];
-  action: 'added' | 'modified' | 'deleted';
+  action: 'added' | 'modified' | 'deleted' | 'ignored';
 }
 
 export interface ScanResult {
   /** The records written, in sequence order. */
   updated: FileRecord[];
+  /** The ignore patterns the scan applied. */
+  ignores: Ignores;
   changes: ScanChange[];
   problems: WalkProblem[];
 }
@@ -54,11 +57,14 @@ const IN_FLIGHT = 16;
  */
 export async function scanFolder(options: ScanOptions): Promise<ScanResult> {
   const { folder, db, hasher, shortId } = options;
+  // A .stignore that cannot be read stops the scan (an IgnoreError): indexing everything instead
+  // would take in what was meant to stay out.
+  const ignores = await Ignores.load(folder.path);
   const known = db.summaries(folder.id);
   const problems: WalkProblem[] = [];
   const unreadable = new Set<string>();
   const seen = new Set<string>();
-  const result: ScanResult = { updated: [], changes: [], problems };
+  const result: ScanResult = { updated: [], changes: [], problems, ignores };
   let pending: Array<Omit<FileRecord, 'sequence'>> = [];
   const flush = () => {
     if (pending.length === 0) return;
@@ -71,7 +77,13 @@ export async function scanFolder(options: ScanOptions): Promise<ScanResult> {
     result.changes.push({
       name: next.name,
       type: next.type,
-      action: next.deleted ? 'deleted' : previous && !previous.deleted ? 'modified' : 'added',
+      action: next.invalid
+        ? 'ignored'
+        : next.deleted
+          ? 'deleted'
+          : previous && !previous.deleted && !previous.invalid
+            ? 'modified'
+            : 'added',
     });
     pending.push(next);
     if (pending.length >= BATCH) flush();
@@ -142,6 +154,7 @@ export async function scanFolder(options: ScanOptions): Promise<ScanResult> {
     markerName: folder.markerName,
     problems,
     unreadable,
+    ignores,
   });
   for await (const entry of walking) {
     if (options.signal?.aborted) break;
@@ -163,17 +176,20 @@ export async function scanFolder(options: ScanOptions): Promise<ScanResult> {
     for (const [name, previous] of known) {
       if (previous.deleted || seen.has(name) || !inScope(name) || underAny(name, unreadable)) continue;
       if (failed.has(name)) continue;
+      // Ignored now: kept in the index as invalid (Syncthing's locally ignored), never as deleted.
+      const ignored = ignores.ignored(name);
+      if (ignored && previous.invalid) continue;
       record(
         {
           name,
           type: previous.type,
-          size: 0,
+          size: ignored ? previous.size : 0,
           permissions: previous.permissions,
           modifiedS: previous.modifiedS,
           modifiedNs: previous.modifiedNs,
           modifiedBy: shortId,
-          deleted: true,
-          invalid: false,
+          deleted: !ignored,
+          invalid: ignored,
           noPermissions: folder.ignorePerms,
           version: versionOf(name),
           blockSize: 0,
@@ -189,7 +205,7 @@ export async function scanFolder(options: ScanOptions): Promise<ScanResult> {
 }
 
 function unchanged(previous: FileSummary, entry: DiskEntry, folder: ScanTarget): boolean {
-  if (previous.deleted || previous.type !== entry.type) return false;
+  if (previous.deleted || previous.invalid || previous.type !== entry.type) return false;
   if (!folder.ignorePerms && previous.permissions !== entry.permissions) return false;
   if (entry.type === 'symlink') return previous.symlinkTarget === entry.symlinkTarget;
   if (entry.type === 'directory') return true;

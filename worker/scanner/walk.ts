@@ -1,6 +1,7 @@
 import { lstat, readdir, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FileType } from '../index-db/file-record.ts';
+import type { Ignores } from './ignores.ts';
 
 /** What is on disk for one name of a folder. */
 export interface DiskEntry {
@@ -33,26 +34,37 @@ const isTemporary = (base: string) => base.startsWith('.syncthing.') && base.end
  */
 export async function* walk(
   root: string,
-  options: { under?: string[]; markerName?: string; problems: WalkProblem[]; unreadable: Set<string> },
+  options: WalkOptions & { under?: string[]; markerName?: string },
 ): AsyncGenerator<DiskEntry> {
   const internal = new Set([...INTERNAL_ROOT_NAMES, options.markerName ?? '.stfolder']);
   const starts = options.under && options.under.length > 0 ? options.under : [''];
   for (const start of starts) {
     if (start !== '') {
+      const base = start.slice(start.lastIndexOf('/') + 1);
+      if ((!start.includes('/') && internal.has(start)) || isTemporary(base)) continue;
+      const ignored = options.ignores?.ignored(start) ?? false;
+      if (ignored && !options.ignores?.hasIncludes) continue;
       const entry = await entryOf(root, start, options.problems);
       if (!entry) continue;
-      yield entry;
+      if (!ignored) yield entry;
       if (entry.type !== 'directory') continue;
     }
     yield* walkDirectory(root, start, internal, options);
   }
 }
 
+interface WalkOptions {
+  problems: WalkProblem[];
+  unreadable: Set<string>;
+  /** What is not indexed: an ignored directory is not entered, unless a `!` pattern may match below. */
+  ignores?: Ignores;
+}
+
 async function* walkDirectory(
   root: string,
   relative: string,
   internal: ReadonlySet<string>,
-  options: { problems: WalkProblem[]; unreadable: Set<string> },
+  options: WalkOptions,
 ): AsyncGenerator<DiskEntry> {
   let names: Buffer[];
   try {
@@ -77,10 +89,13 @@ async function* walkDirectory(
     decoded.push(full);
   }
   decoded.sort();
+  const { ignores } = options;
   for (const name of decoded) {
+    const ignored = ignores?.ignored(name) ?? false;
+    if (ignored && !ignores?.hasIncludes) continue;
     const entry = await entryOf(root, name, options.problems);
     if (!entry) continue;
-    yield entry;
+    if (!ignored) yield entry;
     if (entry.type === 'directory') yield* walkDirectory(root, name, internal, options);
   }
 }

@@ -238,3 +238,31 @@ t.test(
     t.match(status.json(), { state: 'error', error: /the index cannot be used/ });
   },
 );
+
+t.test('GET and POST /rest/db/ignores: the lines, the expanded patterns, and a rescan', async (t) => {
+  const { call, data } = await setup(t);
+  t.same((await call('GET', '/rest/db/ignores?folder=f')).json(), { ignore: null, expanded: null });
+  const posted = await call('POST', '/rest/db/ignores?folder=f', { ignore: ['sub', '// why'] });
+  t.equal(posted.status, 200);
+  t.same(posted.json(), { ignore: ['sub', '// why'], expanded: ['sub', '**/sub', 'sub/**', '**/sub/**'] });
+  t.match((await call('GET', '/rest/db/status?folder=f')).json(), {
+    ignorePatterns: true,
+    localFiles: 1,
+    localDirectories: 0,
+  });
+  t.match((await call('GET', '/rest/db/file?folder=f&file=sub/b.bin')).json().local, {
+    ignored: true,
+    invalid: true,
+    localFlags: 2,
+  });
+  const bad = await call('POST', '/rest/db/ignores?folder=f', { ignore: ['[oops'] });
+  t.match([bad.status, bad.json()], [400, { code: 'SYNCD_ERR_INVALID_IGNORES', message: /an unclosed \[/ }]);
+  t.equal((await call('POST', '/rest/db/ignores?folder=f', { ignore: 'sub' })).status, 400);
+  t.same(
+    (await call('GET', '/rest/db/ignores?folder=f')).json().ignore,
+    ['sub', '// why'],
+    'unchanged by the refused ones',
+  );
+  const { readFile } = await import('node:fs/promises');
+  t.equal(await readFile(join(data, '.stignore'), 'utf8'), 'sub\n// why\n');
+});

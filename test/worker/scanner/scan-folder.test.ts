@@ -135,3 +135,61 @@ t.test('a file that cannot be hashed keeps its old record and is reported', asyn
   t.same(result.changes, []);
   t.match(db.file('f', 'a'), { size: 3, deleted: false }, 'not recorded as deleted');
 });
+
+t.test(
+  'ignored names are not indexed; a file that becomes ignored is kept as invalid, not deleted',
+  async (t) => {
+    const { path, db, scan } = await setup(t);
+    await mkdir(join(path, 'build', 'deep'), { recursive: true });
+    await writeFile(join(path, 'build', 'deep', 'out.o'), 'o');
+    await writeFile(join(path, 'notes.txt'), 'n');
+    await writeFile(join(path, 'scratch.tmp'), 't');
+    await writeFile(join(path, '.stignore'), 'build\n*.tmp\n');
+    t.same(
+      (await scan()).changes.map((c) => c.name),
+      ['notes.txt'],
+    );
+
+    await writeFile(join(path, '.stignore'), '*.txt\n');
+    const second = await scan();
+    t.same(
+      second.changes.map((c) => `${c.action} ${c.name}`),
+      ['added build', 'added build/deep', 'added build/deep/out.o', 'added scratch.tmp', 'ignored notes.txt'],
+    );
+    t.match(db.file('f', 'notes.txt'), { invalid: true, deleted: false });
+    t.same(
+      db.counts('f'),
+      { files: 2, directories: 2, symlinks: 0, deleted: 0, bytes: 2 },
+      'ignored files are not counted',
+    );
+    t.same((await scan()).changes, [], 'recorded once');
+
+    await writeFile(join(path, '.stignore'), '');
+    t.same(
+      (await scan()).changes.map((c) => `${c.action} ${c.name}`),
+      ['added notes.txt'],
+      'no longer ignored',
+    );
+    t.match(db.file('f', 'notes.txt'), { invalid: false });
+  },
+);
+
+t.test('a negated pattern reaches into an ignored directory', async (t) => {
+  const { path, scan } = await setup(t);
+  await mkdir(join(path, 'vendor', 'ours'), { recursive: true });
+  await writeFile(join(path, 'vendor', 'theirs.js'), 'x');
+  await writeFile(join(path, 'vendor', 'ours', 'keep.js'), 'x');
+  await writeFile(join(path, '.stignore'), '!vendor/ours/keep.js\nvendor\n');
+  t.same(
+    (await scan()).changes.map((c) => c.name),
+    ['vendor/ours/keep.js'],
+  );
+});
+
+t.test('a .stignore that cannot be used stops the scan: nothing is indexed in its stead', async (t) => {
+  const { path, db, scan } = await setup(t);
+  await writeFile(join(path, 'secret'), 's');
+  await writeFile(join(path, '.stignore'), 'secret\n#include nowhere\n');
+  await t.rejects(scan(), { name: 'IgnoreError', message: /cannot read nowhere/ });
+  t.same(db.files('f'), []);
+});

@@ -9,6 +9,9 @@ import {
 } from '../../index-db/file-record.ts';
 import type { IndexDb } from '../../index-db/index-db.ts';
 import type { SyncService } from '../../service/open-service.ts';
+import { join } from 'node:path';
+import { writeFileAtomic } from '../../../shared/home.ts';
+import { IGNORE_FILE, IgnoreError, Ignores } from '../../scanner/ignores.ts';
 import { HttpError, invalidQuery, noSuch } from '../http-errors.ts';
 import { checkedDeviceId } from './config.ts';
 
@@ -28,9 +31,10 @@ const SYNTHETIC_SIZE = 128;
  */
 export async function dbRoutes(app: FastifyInstance, options: DbRouteOptions): Promise<void> {
   const { config } = options;
-  // Everything here is in the query: a body, of whatever type, is not read (as in Syncthing).
+  // Everything here is in the query but the ignore lines posted: a body is kept as text, whatever its
+  // type says, and read as JSON only there (as in Syncthing).
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
   // The folder asked for: 404 when it is not configured, 503 while no worker holds the index.
   const folderOf = (request: FastifyRequest) => {
     const id = query(request).folder ?? '';
@@ -125,12 +129,59 @@ export async function dbRoutes(app: FastifyInstance, options: DbRouteOptions): P
     };
   });
 
+  // The folder's .stignore: its lines as written, and the patterns they expand to.
+  const ignoresOf = (ignores: Ignores) => ({
+    ignore: ignores.lines,
+    expanded: ignores.lines ? ignores.expanded : null,
+  });
+  app.get('/rest/db/ignores', async (request) => {
+    const { runner } = folderOf(request);
+    if (!runner) return { ignore: null, expanded: null };
+    try {
+      return ignoresOf(await Ignores.load(runner.path));
+    } catch (error) {
+      throw asIgnoreError(error);
+    }
+  });
+  app.post('/rest/db/ignores', async (request) => {
+    const { runner, id, service } = folderOf(request);
+    if (!runner) throw notScannable(id, service.indexError);
+    let body: unknown;
+    try {
+      body = JSON.parse(String(request.body ?? ''));
+    } catch (error) {
+      throw invalidQuery(`the body must be JSON such as {"ignore": ["*.tmp"]}: ${(error as Error).message}`);
+    }
+    const lines = (body as { ignore?: unknown } | null)?.ignore;
+    if (!Array.isArray(lines) || !lines.every((line) => typeof line === 'string')) {
+      throw invalidQuery('the body must be {"ignore": [lines of .stignore]}');
+    }
+    let ignores: Ignores;
+    try {
+      ignores = await Ignores.parse(lines, runner.path);
+    } catch (error) {
+      throw asIgnoreError(error);
+    }
+    await writeFileAtomic(
+      join(runner.path, IGNORE_FILE),
+      lines.length === 0 ? '' : `${lines.join('\n')}\n`,
+      0o644,
+    );
+    // What the folder holds changed with the patterns: it is scanned whole.
+    if (!runner.config.paused) await runner.scan();
+    return ignoresOf(ignores);
+  });
+
   app.get('/rest/folder/errors', async (request) => {
     const { id, runner } = folderOf(request);
     const { page, perpage } = paging(request);
     const errors = (runner?.problems ?? []).map((problem) => ({ path: problem.name, error: problem.error }));
     return { folder: id, errors: errors.slice((page - 1) * perpage, page * perpage), page, perpage };
   });
+}
+
+function asIgnoreError(error: unknown): unknown {
+  return error instanceof IgnoreError ? new HttpError('SYNCD_ERR_INVALID_IGNORES', error.message) : error;
 }
 
 function held(options: DbRouteOptions): SyncService {
@@ -201,14 +252,15 @@ export function restFile(record: FileRecord) {
     size: record.type === 'file' ? record.size : record.deleted ? 0 : SYNTHETIC_SIZE,
     deleted: record.deleted,
     invalid: record.invalid,
-    ignored: false,
+    // An invalid local record is one this device ignores (Syncthing's FlagLocalIgnored, 2).
+    ignored: record.invalid,
     mustRescan: false,
     noPermissions: record.noPermissions,
     modified: modified(record),
     modifiedBy: shortIdString(record.modifiedBy),
     sequence: record.sequence,
     version: versionStrings(record.version),
-    localFlags: 0,
+    localFlags: record.invalid ? 2 : 0,
     numBlocks: record.blocks.length,
     ...(record.noPermissions ? {} : { permissions: `0${record.permissions.toString(8)}` }),
   };
