@@ -21,6 +21,7 @@ import { configEvents } from './config/config-events.ts';
 import { WorkerConfig } from './config/worker-config.ts';
 import { EventLog } from './events/event-log.ts';
 import { openService } from './service/open-service.ts';
+import { requestReset } from './service/reset-request.ts';
 import { shortIdOf } from '../shared/device-id.ts';
 import type { Access } from './http/app.ts';
 
@@ -125,6 +126,7 @@ export function runWorker(parent: ParentChannel, options: { testRoutes?: boolean
         config,
         events,
         service: () => service.current,
+        reset: (folder) => requestReset(init.home, folder),
         guiAddressOverridden: init.overridden.guiAddress,
         // gui.useTLS applies at the next start of the service, unless a flag decides it.
         requiresRestart: () => !init.overridden.tls && config.current.gui.useTLS !== (init.tls !== null),

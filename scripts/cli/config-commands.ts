@@ -1,4 +1,4 @@
-import type { SyncdClient } from '../../shared/client/client.ts';
+import type { FolderStatus, SyncdClient } from '../../shared/client/client.ts';
 import type { DeviceConfiguration, FolderConfiguration } from '../../shared/config/defaults.ts';
 
 /** A mistake in how the command was called: exit code 2 (see run.ts). */
@@ -69,7 +69,14 @@ export async function foldersCommand(
   switch (sub) {
     case undefined: {
       const folders = await client.folders();
-      print(folders, foldersTable(folders));
+      // The state of each: unknown for the moment the index changes hands between workers.
+      const statuses = await Promise.all(
+        folders.map((folder) => client.folderStatus(folder.id).catch(() => undefined)),
+      );
+      print(
+        folders.map((folder, i) => ({ ...folder, status: statuses[i] ?? null })),
+        foldersTable(folders, statuses),
+      );
       return;
     }
     case 'add': {
@@ -121,12 +128,26 @@ function devicesTable(devices: DeviceConfiguration[], myID: string): string {
     .join('\n');
 }
 
-function foldersTable(folders: FolderConfiguration[]): string {
+function foldersTable(folders: FolderConfiguration[], statuses: Array<FolderStatus | undefined>): string {
   if (folders.length === 0) return 'no folders';
   return folders
-    .map(
-      (folder) =>
-        `${folder.id}  ${folder.path}  ${folder.type}  shared with ${folder.devices.length - 1} device(s)${folder.paused ? '  (paused)' : ''}`,
-    )
+    .map((folder, i) => {
+      const status = statuses[i];
+      const state = status
+        ? `${status.state}${status.error ? ` (${status.error})` : ''}, ${status.localFiles} files, ${status.localDirectories} directories, ${bytes(status.localBytes)}${status.errors > 0 ? `, ${status.errors} errors` : ''}`
+        : 'state unknown';
+      return `${folder.id}  ${folder.path}  ${folder.type}  shared with ${folder.devices.length - 1} device(s)  ${state}`;
+    })
     .join('\n');
+}
+
+function bytes(count: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = count;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${unit === 0 ? value : value.toFixed(1)} ${units[unit]}`;
 }

@@ -117,8 +117,8 @@ function parse(argv: readonly string[]) {
   if (command !== undefined && command !== 'help' && !(command in commandHelp)) {
     throw new UsageError(`unknown command "${command}"`);
   }
-  if (values.wait && command !== 'restart' && command !== 'shutdown') {
-    throw new UsageError('--wait goes with restart and shutdown only');
+  if (values.wait && command !== 'restart' && command !== 'shutdown' && command !== 'reset') {
+    throw new UsageError('--wait goes with restart, shutdown and reset only');
   }
   const deviceOptions = values.name !== undefined || values['device-address'] !== undefined;
   const folderOptions = values.label !== undefined || values.type !== undefined || values.share !== undefined;
@@ -250,6 +250,20 @@ async function runCommand(
     }
     case 'errors':
       return errorsCommand(client, args, print);
+    case 'scan': {
+      const [folder, ...rest] = args;
+      if (rest.length > 0) throw new UsageError(`scan takes at most one FOLDER, got "${args.join(' ')}"`);
+      const started = performance.now();
+      await client.scan(folder);
+      const tookMs = Math.round(performance.now() - started);
+      print(
+        { ok: 'scanned', folder: folder ?? null, tookMs },
+        `scanned ${folder ?? 'every folder'} in ${tookMs} ms`,
+      );
+      return EXIT_OK;
+    }
+    case 'reset':
+      return resetCommand(client, args, options, print);
     case 'devices':
       await devicesCommand(client, args, options.config, print);
       return EXIT_OK;
@@ -266,6 +280,47 @@ async function runCommand(
     default:
       throw new UsageError(`unknown command "${command}"`);
   }
+}
+
+// The index erased and rebuilt: with --wait, until a new worker serves and the folders are idle again.
+async function resetCommand(
+  client: SyncdClient,
+  args: string[],
+  options: Options,
+  print: (json: unknown, text: string) => void,
+): Promise<number> {
+  const [folder, ...rest] = args;
+  if (rest.length > 0) throw new UsageError(`reset takes at most one FOLDER, got "${args.join(' ')}"`);
+  const before = options.wait ? await client.status() : undefined;
+  const started = performance.now();
+  const answer = await client.reset(folder);
+  if (!before) {
+    print(answer, `${answer.ok}: a new worker rebuilds the index`);
+    return EXIT_OK;
+  }
+  const rebuilt = await pollUntil(options.timeoutMs, async () => {
+    const status = await client.status().catch(() => undefined);
+    if (!status || status.startTime === before.startTime) return undefined;
+    const ids = folder === undefined ? (await client.folders()).map((f) => f.id) : [folder];
+    const states = await Promise.all(
+      ids.map((id) =>
+        client.folderStatus(id).then(
+          (s) => s.state,
+          () => 'unknown',
+        ),
+      ),
+    );
+    return states.every((state) => state === 'idle' || state === 'paused') ? states : undefined;
+  });
+  if (!rebuilt) {
+    throw new ClientError(
+      `the index was not rebuilt within ${options.timeoutMs}ms (give a longer --timeout)`,
+      {},
+    );
+  }
+  const waitedMs = Math.round(performance.now() - started);
+  print({ ...answer, waitedMs }, `${folder ?? 'every folder'} indexed anew in ${waitedMs} ms`);
+  return EXIT_OK;
 }
 
 async function errorsCommand(

@@ -26,6 +26,17 @@ export interface Status {
   [other: string]: unknown;
 }
 
+export interface FolderStatus {
+  state: string;
+  error?: string;
+  localFiles: number;
+  localDirectories: number;
+  localBytes: number;
+  errors: number;
+  sequence: number;
+  [other: string]: unknown;
+}
+
 /** A failed call: the service answered with an error (`status` set) or did not answer (`code` set). */
 export class ClientError extends Error {
   readonly status: number | undefined;
@@ -126,6 +137,24 @@ export class SyncdClient {
       `/rest/config/folders/${encodeURIComponent(id)}`,
       JSON.stringify(change),
       'application/json',
+    );
+  }
+
+  /** The folder's state and counters, as GET /rest/db/status answers them. */
+  folderStatus(id: string): Promise<FolderStatus> {
+    return this.call('GET', `/rest/db/status?folder=${encodeURIComponent(id)}`);
+  }
+
+  /** Scans one folder (and answers once the scan has ended), or every folder. */
+  scan(id?: string): Promise<unknown> {
+    return this.call('POST', `/rest/db/scan${id === undefined ? '' : `?folder=${encodeURIComponent(id)}`}`);
+  }
+
+  /** Erases one folder's index (every folder's) and has it rebuilt by a restarted worker. */
+  reset(id?: string): Promise<{ ok: string }> {
+    return this.call(
+      'POST',
+      `/rest/system/reset${id === undefined ? '' : `?folder=${encodeURIComponent(id)}`}`,
     );
   }
 

@@ -1,8 +1,10 @@
 // The index with real processes: it changes hands at a restart, and a worker killed in the middle of a
 // scan leaves an index that opens and is completed by the next scan.
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import t from 'tap';
+import { runCli } from '../../scripts/cli/run.ts';
 import { call, startService, waitFor } from '../helpers/service.ts';
 
 const FILES = 3000;
@@ -58,3 +60,74 @@ t.test('a worker killed mid-scan leaves an index that opens, and its successor c
   });
   t.equal(after.sequence, before, 'the same index, nothing rescanned as changed');
 });
+
+t.test(
+  'a reset answers first, then a new worker rebuilds the index with a new index ID; no file is touched',
+  async (t) => {
+    const home = t.testdir({ data: { 'a.txt': 'a', sub: { 'b.txt': 'b' } }, other: { 'c.txt': 'c' } });
+    const syncdHome = join(home, 'syncd');
+    const service = await startService(t, { home: syncdHome });
+    for (const [id, path] of [
+      ['f', join(home, 'data')],
+      ['g', join(home, 'other')],
+    ]) {
+      t.equal(
+        (await call(service, 'POST', '/rest/config/folders', { body: JSON.stringify({ id, path }) })).status,
+        200,
+      );
+    }
+    const idle = (id: string) =>
+      waitFor(`folder ${id} idle`, async () => {
+        const answer = await call(service, 'GET', `/rest/db/status?folder=${id}`);
+        return answer.status === 200 && answer.body.state === 'idle' && answer.body.localFiles > 0
+          ? answer.body
+          : undefined;
+      });
+    await idle('f');
+    await idle('g');
+    const indexIds = () => {
+      const db = new Database(join(syncdHome, 'index.sqlite'), { readonly: true });
+      try {
+        return Object.fromEntries(
+          (
+            db.prepare('SELECT folder, index_id FROM folders').all() as Array<{
+              folder: string;
+              index_id: string;
+            }>
+          ).map((row) => [row.folder, row.index_id]),
+        );
+      } finally {
+        db.close();
+      }
+    };
+    const before = indexIds();
+    const file = join(home, 'data', 'sub', 'b.txt');
+    const stamp = (await stat(file)).mtimeMs;
+
+    t.equal((await call(service, 'POST', '/rest/system/reset?folder=nope')).status, 404);
+    const env = { SYNCD_ADDRESS: service.address, SYNCD_API_KEY: service.apiKey, SYNCD_HOME: '/nonexistent' };
+    const out: string[] = [];
+    const code = await runCli(['reset', 'f', '--wait', '--timeout', '60s'], {
+      env,
+      out: (s) => out.push(s),
+      err: (s) => out.push(s),
+    });
+    t.equal(code, 0, out.join('\n'));
+    t.match(out.join('\n'), /^f indexed anew in \d+ ms$/);
+    const after = indexIds();
+    t.not(after.f, before.f, 'folder f has a new index ID');
+    t.equal(after.g, before.g, 'folder g is untouched');
+    t.match((await call(service, 'GET', '/rest/db/status?folder=f')).body, {
+      localFiles: 2,
+      localDirectories: 1,
+    });
+    t.equal(await readFile(file, 'utf8'), 'b', 'the file is as it was');
+    t.equal((await stat(file)).mtimeMs, stamp);
+
+    const all = await call(service, 'POST', '/rest/system/reset');
+    t.same(all.body, { ok: 'resetting database' });
+    await service.waitForLog((line) => line.msg === 'index reset: every folder is indexed anew', 30_000);
+    await idle('g');
+    t.not(indexIds().g, before.g, 'every folder anew');
+  },
+);

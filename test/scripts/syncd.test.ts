@@ -205,6 +205,10 @@ t.test('devices and folders: list, add, pause, resume, remove, for people and as
   );
   t.equal(addedFolder.code, 0, addedFolder.err);
   t.match((await syncd(['folders'], env)).out, `docs  ${folder}  sendreceive  shared with 1 device(s)`);
+  const scanned = await syncd(['scan', 'docs'], env);
+  t.match([scanned.code, scanned.out], [0, /^scanned docs in \d+ ms$/]);
+  t.match((await syncd(['folders'], env)).out, /idle, 0 files, 0 directories, 0 B/, 'its state and counts');
+  t.match((await syncd(['scan', 'nope'], env)).err, /answered 404: no such folder/);
   t.equal((await syncd(['folders', 'pause', 'docs'], env)).code, 0);
   t.match(JSON.parse((await syncd(['folders', '--json'], env)).out)[0], {
     id: 'docs',
@@ -245,7 +249,7 @@ t.test('bad usage: exit 2 and what was wrong', async (t) => {
   const cases: Array<[string[], RegExp]> = [
     [[], /no command given/],
     [['launch'], /unknown command "launch"/],
-    [['ping', '--wait'], /--wait goes with restart and shutdown only/],
+    [['ping', '--wait'], /--wait goes with restart, shutdown and reset only/],
     [['ping', 'extra'], /ping takes no arguments/],
     [['errors', 'delete'], /errors takes nothing, "clear" or "add MESSAGE"/],
     [['errors', 'add'], /errors add needs the MESSAGE/],

@@ -70,6 +70,8 @@ export interface AppOptions {
   events?: EventLog;
   /** The service (index, folders) while this worker holds it, behind /rest/db. */
   service?: () => SyncService | undefined;
+  /** Records a reset of the index for the next worker (POST /rest/system/reset). */
+  reset?: (folder: string | undefined) => Promise<void>;
 }
 
 export interface Access {

@@ -144,6 +144,9 @@ export class IndexDb {
            symlink_target
          FROM files WHERE folder = ? AND device = ?`,
       ),
+      folderIds: db.prepare<[], { folder: string }>(
+        'SELECT folder FROM folders UNION SELECT DISTINCT folder FROM files',
+      ),
       dropFolder: db.prepare('DELETE FROM folders WHERE folder = ?'),
       dropFiles: db.prepare('DELETE FROM files WHERE folder = ?'),
     };
@@ -243,6 +246,11 @@ export class IndexDb {
       }
     }
     return counts;
+  }
+
+  /** Every folder the index has anything of. */
+  folderIds(): string[] {
+    return this.#statements.folderIds.all().map((row) => row.folder);
   }
 
   /** Erases a folder's index, its index ID included: the next scan makes a new one. */

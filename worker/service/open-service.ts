@@ -5,6 +5,7 @@ import type { EventLog } from '../events/event-log.ts';
 import { Folders } from '../folders/folders.ts';
 import { INDEX_FILE, IndexDb, IndexDbError } from '../index-db/index-db.ts';
 import { HasherPool } from '../scanner/hasher-pool.ts';
+import { clearReset, pendingReset } from './reset-request.ts';
 import type { Held } from './service.ts';
 
 /** The service as a worker holds it: the index, the hashing threads and the folders. */
@@ -38,6 +39,7 @@ export async function openService(context: ServiceContext): Promise<SyncService>
     indexError = `the index cannot be used: ${error.message}`;
     context.logger.error({ slot: 'index-db' }, indexError);
   }
+  if (db) await carryOutReset(db, context);
   const hasher = new HasherPool();
   const folders = db ? new Folders({ ...context, db, hasher }) : undefined;
   folders?.start();
@@ -51,4 +53,20 @@ export async function openService(context: ServiceContext): Promise<SyncService>
       db?.close();
     },
   };
+}
+
+// A reset asked for before the restart that brought this worker: the index is erased (new index IDs
+// follow), then the folders are scanned anew.
+async function carryOutReset(db: IndexDb, context: ServiceContext): Promise<void> {
+  const reset = await pendingReset(context.home);
+  if (!reset) return;
+  const folders = reset.all ? db.folderIds() : reset.folders;
+  for (const folder of folders) db.drop(folder);
+  await clearReset(context.home);
+  context.logger.info(
+    { folders },
+    reset.all
+      ? 'index reset: every folder is indexed anew'
+      : `index reset: ${folders.join(', ')} indexed anew`,
+  );
 }

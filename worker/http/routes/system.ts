@@ -28,6 +28,8 @@ interface SystemRouteOptions extends FastifyPluginOptions {
   config?: WorkerConfig;
   /** Whether a flag or variable decides the GUI address rather than the configuration. */
   guiAddressOverridden?: boolean;
+  /** Records a reset of a folder's index (every folder's when undefined), carried out after a restart. */
+  reset?: (folder: string | undefined) => Promise<void>;
   errors: ErrorList;
   status: StatusSource;
   onAction: (action: Action) => void;
@@ -158,8 +160,30 @@ export async function systemRoutes(app: FastifyInstance, options: SystemRouteOpt
     });
   }
 
+  const { reset } = options;
+  if (config && reset) {
+    // Answered first; then the restart: this worker lets the index go, and the next one erases what
+    // was asked and scans it anew (see worker/service/reset-request.ts). No file of a folder is touched.
+    app.post('/reset', {
+      onResponse: async (_request: FastifyRequest, reply: FastifyReply) => {
+        if (reply.statusCode === 200) onAction('restart');
+      },
+      handler: async (request: FastifyRequest) => {
+        const { folder } = request.query as { folder?: string };
+        const id = folder === undefined || folder === '' ? undefined : folder;
+        if (id !== undefined && !config.current.folders.some((known) => known.id === id)) {
+          throw noSuch(`no such folder: ${JSON.stringify(id)}`);
+        }
+        await reset(id);
+        closeAfterAnswering(request);
+        return { ok: id === undefined ? 'resetting database' : `resetting folder ${id}` };
+      },
+    });
+  }
+
   // Operations of the interface that a later version gives real behaviour: say so, never fake it.
   for (const [method, path] of notBuiltYet) {
+    if (path === '/reset' && config && reset) continue;
     app.route({
       method,
       url: path,
