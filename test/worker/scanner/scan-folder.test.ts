@@ -1,4 +1,7 @@
-import { mkdir, rm, symlink, utimes, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm, symlink, utimes, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { execa } from 'execa';
+import { packageRoot } from '../../../shared/paths.ts';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { IndexDb } from '../../../worker/index-db/index-db.ts';
@@ -192,4 +195,61 @@ t.test('a .stignore that cannot be used stops the scan: nothing is indexed in it
   await writeFile(join(path, '.stignore'), 'secret\n#include nowhere\n');
   await t.rejects(scan(), { name: 'IgnoreError', message: /cannot read nowhere/ });
   t.same(db.files('f'), []);
+});
+
+t.test('what cannot be read is a problem named, never a deletion', async (t) => {
+  const base = await mkdtemp(join(tmpdir(), 'syncd-perms-'));
+  t.teardown(() => rm(base, { recursive: true, force: true }));
+  const path = join(base, 'folder');
+  await mkdir(join(path, 'locked'), { recursive: true });
+  await writeFile(join(path, 'locked', 'inside'), 'i');
+  await writeFile(join(path, 'secret'), 's');
+  await writeFile(join(path, 'open'), 'o');
+  const index = join(base, 'index', 'index.sqlite');
+  await mkdir(join(base, 'index'));
+  // Indexed while readable.
+  const db = await IndexDb.open(index);
+  const hasher = new HasherPool(1);
+  await scanFolder({
+    folder: { id: 'f', path, markerName: '.stfolder', ignorePerms: false, modTimeWindowS: 0 },
+    db,
+    hasher,
+    shortId: 1n,
+  });
+  await hasher.close();
+  db.close();
+  await writeFile(join(path, 'secret'), 'changed, and now unreadable');
+  await chmod(join(path, 'secret'), 0o000);
+  await chmod(join(path, 'locked'), 0o000);
+  t.teardown(() => chmod(join(path, 'locked'), 0o755).catch(() => {}));
+  // Root reads everything: the scan runs as nobody then, with the index made its own.
+  const asRoot = process.getuid?.() === 0;
+  if (asRoot) {
+    await chmod(base, 0o755);
+    await execa('chown', ['-R', 'nobody', join(base, 'index')]);
+  }
+  const script = join(packageRoot, 'test', 'fixtures', 'scan-once.ts');
+  const run = await execa(process.execPath, ['--import', 'tsx', script, path, index], {
+    cwd: packageRoot,
+    reject: false,
+    extendEnv: false,
+    env: { PATH: process.env.PATH ?? '', HOME: base },
+    ...(asRoot ? { uid: 65534, gid: 65534 } : {}),
+  });
+  t.equal(run.exitCode, 0, run.stderr);
+  const result = JSON.parse(run.stdout) as {
+    changes: unknown[];
+    problems: Array<{ name: string; error: string }>;
+    deleted: string[];
+  };
+  t.same(result.problems.map((p) => [p.name, p.error]).sort(), [
+    ['locked', 'permission denied'],
+    ['secret', 'permission denied'],
+  ]);
+  t.same(result.deleted, [], 'neither the unreadable file nor what the locked directory holds is deleted');
+  t.same(
+    result.changes,
+    [{ name: 'locked', type: 'directory', action: 'modified' }],
+    "the old records are kept: only the directory's new permissions are recorded",
+  );
 });
