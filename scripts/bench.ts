@@ -14,6 +14,7 @@ import {
   startToPong,
   throughput,
 } from './bench/measure.ts';
+import { makeTree, type ScanFigures, scanBench, warm } from './bench/scan.ts';
 import { bareNode, directApp, syncd, syncthing, type Target } from './bench/targets.ts';
 
 const { values } = parseArgs({
@@ -27,6 +28,8 @@ const { values } = parseArgs({
     endurance: { type: 'string' },
     // The service's handover alone: `npm run bench -- --service-gap 50`.
     'service-gap': { type: 'string' },
+    // Indexing alone: `npm run bench -- --scan`.
+    scan: { type: 'boolean', default: false },
   },
 });
 
@@ -51,16 +54,15 @@ if (values['service-gap']) {
   process.exit(0);
 }
 const quick = values.quick;
+const log = (text: string) => process.stderr.write(`${text}\n`);
+const withSyncthing = await has('syncthing');
+const services: Target[] = withSyncthing ? [syncd, syncthing] : [syncd];
 const restarts = quick ? 3 : Number(values.restarts);
 const runs = quick ? 2 : Number(values.runs);
 const seconds = quick ? 2 : Number(values.seconds);
 const rounds = quick ? 1 : Number(values.rounds);
 // Syncthing's monitor gives up for good after 4 starts within 60 s, restarts asked for included.
 const SYNCTHING_RESTARTS = 3;
-
-const withSyncthing = await has('syncthing');
-const services: Target[] = withSyncthing ? [syncd, syncthing] : [syncd];
-const log = (text: string) => process.stderr.write(`${text}\n`);
 
 const rows: string[][] = [];
 const row = (what: string, figures: Record<string, string>, target: string, verdict: string) =>
@@ -74,6 +76,84 @@ const compare = (ours: number, theirs: number | undefined, digits = 0) => ({
   syncthing: theirs === undefined ? '–' : fmt(theirs, digits),
   ratio: ratio(ours, theirs),
 });
+
+// 6. Indexing a tree from scratch, and rescanning it unchanged (see scripts/bench/scan.ts).
+async function scanRows(): Promise<void> {
+  const [small, large, largeMiB] = quick ? [500, 1, 50] : [3000, 2, 150];
+  log(`a tree of ${small} files of 4 KiB and ${large} of ${largeMiB} MiB`);
+  const tree = await makeTree(small, large, largeMiB);
+  try {
+    const figures: Record<string, ScanFigures> = {};
+    for (const service of services) {
+      await warm(tree, small, large);
+      log(`indexing: ${service.name}`);
+      figures[service.name] = await scanBench(service, tree);
+    }
+    const ours = figures.syncd as ScanFigures;
+    const theirs = figures.syncthing;
+    const mib = fmt(tree.bytes / 2 ** 20);
+    row(
+      `index ${tree.files} files, ${mib} MiB, from scratch, page cache warm (ms)`,
+      compare(ours.initialMs, theirs?.initialMs),
+      '≤ Syncthing',
+      theirs
+        ? verdict(ours.initialMs <= theirs.initialMs, `${fmt(ours.initialMs / theirs.initialMs, 2)}×`)
+        : 'no Syncthing to compare',
+    );
+    row(
+      'rescan with nothing changed, median of 3 (ms)',
+      compare(ours.rescanMs, theirs?.rescanMs, 1),
+      '≤ Syncthing',
+      theirs
+        ? verdict(ours.rescanMs <= theirs.rescanMs, `${fmt(ours.rescanMs / theirs.rescanMs, 2)}×`)
+        : 'no Syncthing to compare',
+    );
+    row(
+      'worker RSS during that scan, largest / after (MB; Syncthing: Go sys)',
+      {
+        syncd: `${fmt(ours.peakRssMb ?? 0)} / ${fmt(ours.afterRssMb ?? 0)}`,
+        syncthing: theirs ? `${fmt(theirs.peakRssMb ?? 0)} / ${fmt(theirs.afterRssMb ?? 0)}` : '–',
+        ratio: '',
+      },
+      '',
+      '',
+    );
+  } finally {
+    await tree.remove();
+  }
+  if (quick) return;
+  const many = 100_000;
+  log(`a tree of ${many} files of 4 KiB`);
+  const big = await makeTree(many, 0, 0);
+  try {
+    const figures: Record<string, ScanFigures> = {};
+    for (const service of services) {
+      log(`indexing ${many} files: ${service.name}`);
+      figures[service.name] = await scanBench(service, big, 1);
+    }
+    const ours = figures.syncd as ScanFigures;
+    const theirs = figures.syncthing;
+    row(`index ${many} files of 4 KiB from scratch (ms)`, compare(ours.initialMs, theirs?.initialMs), '', '');
+    row(
+      `worker RSS while indexing ${many} files, largest / after (MB; Syncthing: Go sys)`,
+      {
+        syncd: `${fmt(ours.peakRssMb ?? 0)} / ${fmt(ours.afterRssMb ?? 0)}`,
+        syncthing: theirs ? `${fmt(theirs.peakRssMb ?? 0)} / ${fmt(theirs.afterRssMb ?? 0)}` : '–',
+        ratio: '',
+      },
+      'bounded',
+      '',
+    );
+  } finally {
+    await big.remove();
+  }
+}
+
+if (values.scan) {
+  await scanRows();
+  process.stdout.write(`${rows.map((cells) => `| ${cells.join(' | ')} |`).join('\n')}\n`);
+  process.exit(0);
+}
 
 // 1. Process start to first pong.
 const start: Record<string, number> = {};
@@ -207,6 +287,8 @@ row(
   '',
   '',
 );
+
+await scanRows();
 
 // 5. Idle memory.
 const memory: Record<string, { parentMb: number; childMb: number }> = {};

@@ -132,8 +132,7 @@ export class IndexDb {
       put: db.prepare(
         `INSERT OR REPLACE INTO files (folder, device, name, type, size, permissions, modified_s, modified_ns,
            modified_by, deleted, invalid, no_permissions, version, sequence, block_size, blocks, symlink_target)
-         VALUES (@folder, @device, @name, @type, @size, @permissions, @modified_s, @modified_ns, @modified_by,
-           @deleted, @invalid, @no_permissions, @version, @sequence, @block_size, @blocks, @symlink_target)`,
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       counts: db.prepare<[string, string], { type: number; deleted: number; count: number; bytes: number }>(
         `SELECT type, deleted, COUNT(*) AS count, SUM(size) AS bytes FROM files
@@ -226,7 +225,7 @@ export class IndexDb {
       const stored = changed.map((record) => {
         sequence += 1;
         const withSequence = { ...record, sequence };
-        this.#statements.put.run(toRow(folder, LOCAL, withSequence));
+        this.#statements.put.run(...toRow(folder, LOCAL, withSequence));
         return withSequence;
       });
       this.#statements.setSequence.run(sequence, folder);
@@ -366,26 +365,27 @@ function fromRow(row: FileRow): FileRecord {
   };
 }
 
+// The values of a row, in the order of the INSERT's columns.
 function toRow(folder: string, device: string, record: FileRecord) {
-  return {
+  return [
     folder,
     device,
-    name: record.name,
-    type: FILE_TYPES[record.type],
-    size: record.size,
-    permissions: record.permissions,
-    modified_s: record.modifiedS,
-    modified_ns: record.modifiedNs,
-    modified_by: record.modifiedBy.toString(),
-    deleted: record.deleted ? 1 : 0,
-    invalid: record.invalid ? 1 : 0,
-    no_permissions: record.noPermissions ? 1 : 0,
-    version: JSON.stringify(
+    record.name,
+    FILE_TYPES[record.type],
+    record.size,
+    record.permissions,
+    record.modifiedS,
+    record.modifiedNs,
+    record.modifiedBy.toString(),
+    record.deleted ? 1 : 0,
+    record.invalid ? 1 : 0,
+    record.noPermissions ? 1 : 0,
+    JSON.stringify(
       record.version.map((counter: Counter) => [counter.id.toString(), counter.value.toString()]),
     ),
-    sequence: record.sequence,
-    block_size: record.blockSize,
-    blocks: packBlocks(record.blocks),
-    symlink_target: record.symlinkTarget,
-  };
+    record.sequence,
+    record.blockSize,
+    packBlocks(record.blocks),
+    record.symlinkTarget,
+  ] as const;
 }

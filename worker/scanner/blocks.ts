@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { open } from 'node:fs/promises';
+import { closeSync, openSync, readSync } from 'node:fs';
+import { deflateSync } from 'node:zlib';
 
 /** A block of a file as Syncthing indexes it: where it is, how long, its SHA-256 and Adler-32. */
 export interface Block {
@@ -29,25 +30,14 @@ export function blockSizeFor(size: number, previous?: number): number {
   return chosen;
 }
 
-// Adler-32 as Go's hash/adler32 computes it; sums are reduced every NMAX bytes, the most that cannot
-// overflow 32 bits.
-const MOD = 65521;
-const NMAX = 5552;
-
+/**
+ * Adler-32, as Go's hash/adler32 computes it, by zlib's C implementation: the zlib format (RFC 1950)
+ * ends with the Adler-32 of what it holds, and stored without compression (level 0) that costs a copy.
+ * Twice as fast as the same sum in JavaScript, which is half of what hashing a file costs.
+ */
 export function adler32(data: Uint8Array, start = 0, end = data.length): number {
-  let a = 1;
-  let b = 0;
-  let i = start;
-  while (i < end) {
-    const stop = Math.min(i + NMAX, end);
-    for (; i < stop; i++) {
-      a += data[i] as number;
-      b += a;
-    }
-    a %= MOD;
-    b %= MOD;
-  }
-  return ((b << 16) | a) >>> 0;
+  const stored = deflateSync(data.subarray(start, end), { level: 0 });
+  return stored.readUInt32BE(stored.length - 4);
 }
 
 /** SHA-256 of nothing: the hash of the one empty block an empty file has. */
@@ -56,23 +46,44 @@ const EMPTY_HASH = createHash('sha256').digest();
 /**
  * Reads a file and cuts it into blocks of `blockSize`, hashing each. An empty file is one empty block,
  * as Syncthing indexes it. Throws what reading throws (a file gone, unreadable); a file that changed
- * size while read is an error too, since its blocks would describe neither version.
+ * size while read is an error too (ECHANGED), since its blocks would describe neither version.
  */
-export async function hashFile(path: string, expectedSize: number, blockSize: number): Promise<Block[]> {
+export function hashFile(path: string, expectedSize: number, blockSize: number): Block[] {
   if (expectedSize === 0) return [{ offset: 0, size: 0, hash: EMPTY_HASH, weakHash: 1 }];
-  const handle = await open(path, 'r');
+  return hashRange(path, { start: 0, length: expectedSize, blockSize, fileSize: expectedSize });
+}
+
+export interface HashRange {
+  /** Where the range starts: a multiple of `blockSize`. */
+  start: number;
+  length: number;
+  blockSize: number;
+  /** The whole file's size: the range that ends there also checks that nothing follows. */
+  fileSize: number;
+}
+
+/**
+ * The blocks of one range of a file, so that a large file is hashed by several threads at once.
+ * Synchronous reads: this runs in a hashing thread of its own, where waiting blocks nobody and a
+ * promise per block only costs.
+ */
+export function hashRange(path: string, range: HashRange): Block[] {
+  const { start, length, blockSize, fileSize } = range;
+  const fd = openSync(path, 'r');
   try {
-    const buffer = Buffer.allocUnsafe(blockSize);
+    const buffer = readBuffer(blockSize);
     const blocks: Block[] = [];
-    let offset = 0;
-    for (;;) {
+    let offset = start;
+    const end = start + length;
+    while (offset < end) {
+      const want = Math.min(blockSize, end - offset);
       let filled = 0;
-      while (filled < blockSize) {
-        const { bytesRead } = await handle.read(buffer, filled, blockSize - filled, offset + filled);
+      while (filled < want) {
+        const bytesRead = readSync(fd, buffer, filled, want - filled, offset + filled);
         if (bytesRead === 0) break;
         filled += bytesRead;
       }
-      if (filled === 0) break;
+      if (filled < want) throw changedSize(fileSize, offset + filled);
       blocks.push({
         offset,
         size: filled,
@@ -80,15 +91,26 @@ export async function hashFile(path: string, expectedSize: number, blockSize: nu
         weakHash: adler32(buffer, 0, filled),
       });
       offset += filled;
-      if (filled < blockSize) break;
     }
-    if (offset !== expectedSize) {
-      throw Object.assign(new Error(`changed size while being read (${expectedSize} → ${offset} bytes)`), {
-        code: 'ECHANGED',
-      });
-    }
+    // The last range: anything beyond the size the scan saw means the file grew meanwhile.
+    if (end === fileSize && readSync(fd, buffer, 0, 1, end) > 0) throw changedSize(fileSize, end + 1);
     return blocks;
   } finally {
-    await handle.close();
+    closeSync(fd);
   }
+}
+
+// One read buffer per thread, reused from file to file: a block-sized allocation per small file
+// costs more than hashing it.
+let shared = Buffer.alloc(0);
+function readBuffer(size: number): Buffer {
+  if (shared.length < size) shared = Buffer.allocUnsafe(size);
+  return shared;
+}
+
+function changedSize(expected: number, found: number): Error {
+  const more = found > expected ? ' or more' : '';
+  return Object.assign(new Error(`changed size while being read (${expected} → ${found}${more} bytes)`), {
+    code: 'ECHANGED',
+  });
 }

@@ -1,23 +1,27 @@
 // A hashing thread: the worker's event loop never reads or hashes file contents itself, so that its
 // HTTP answers and IPC heartbeats do not wait for a scan.
 import { parentPort } from 'node:worker_threads';
-import { hashFile } from './blocks.ts';
+import { type HashRange, hashRange } from './blocks.ts';
 
-export interface HashJob {
+export interface HashJob extends HashRange {
   id: number;
   path: string;
-  size: number;
-  blockSize: number;
 }
 
 export type HashResult =
   | { id: number; blocks: Array<{ offset: number; size: number; hash: Uint8Array; weakHash: number }> }
   | { id: number; error: string; code?: string };
 
-parentPort?.on('message', (job: HashJob) => {
-  hashFile(job.path, job.size, job.blockSize).then(
-    (blocks) => parentPort?.postMessage({ id: job.id, blocks } satisfies HashResult),
-    (error: NodeJS.ErrnoException) =>
-      parentPort?.postMessage({ id: job.id, error: error.message, code: error.code } satisfies HashResult),
-  );
+// Jobs come in batches and their results go back in one message: a message per small file would
+// cost more than hashing it.
+parentPort?.on('message', (jobs: HashJob[]) => {
+  const results = jobs.map((job): HashResult => {
+    try {
+      return { id: job.id, blocks: hashRange(job.path, job) };
+    } catch (error) {
+      const { message, code } = error as NodeJS.ErrnoException;
+      return { id: job.id, error: message, code };
+    }
+  });
+  parentPort?.postMessage(results);
 });

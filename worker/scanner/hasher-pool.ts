@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { distDir, packageRoot } from '../../shared/paths.ts';
-import type { Block } from './blocks.ts';
+import { type Block, hashFile } from './blocks.ts';
 import type { HashJob, HashResult } from './hash-thread.ts';
 
 // The thread's module: the bundle once built; the source, through tsx, when this runs from sources.
@@ -34,28 +34,69 @@ interface Pending {
   reject: (error: Error) => void;
 }
 
+// A file larger than this is hashed in ranges of this size, by all threads at once.
+const RANGE_BYTES = 8 * 1024 * 1024;
+
+// What a thread is given and has not answered yet, at most, in bytes to read: enough that it never
+// sits idle waiting for its next file, little enough that the work stays shared between threads. A
+// message carries up to a batch of small files, so that they do not cost a message each.
+const QUEUED_BYTES_PER_THREAD = 16 * 1024 * 1024;
+const BATCH_BYTES = 1024 * 1024;
+const BATCH_JOBS = 64;
+
 /**
- * Threads that read and hash files, one file per thread at a time, as many threads as cores: every
- * core hashes while the worker's own thread stays free. Threads start on the first job and end with
- * `close`; a thread that dies is replaced, and its file reported as failed.
+ * Threads that read and hash files, as many threads as cores: every core hashes while the worker's own
+ * thread stays free. Each thread is given several files at once and hashes them one after the other.
+ * Threads start on the first job and end with `close`; a thread that dies is replaced, and its files
+ * reported as failed.
  */
 export class HasherPool {
   readonly #size: number;
-  readonly #idle: Worker[] = [];
-  readonly #busy = new Map<Worker, Pending>();
+  readonly #threads = new Map<Worker, Map<number, Pending>>();
   readonly #queue: Pending[] = [];
-  #threads = 0;
   #nextId = 1;
   #closed = false;
+  #scheduled = false;
 
   constructor(size = availableParallelism()) {
     this.#size = Math.max(1, size);
   }
 
-  hash(path: string, size: number, blockSize: number): Promise<Block[]> {
+  /**
+   * The blocks of a file of `size` bytes. A large file is cut into ranges that several threads hash at
+   * once; an empty file is one empty block.
+   */
+  async hash(path: string, size: number, blockSize: number): Promise<Block[]> {
+    if (size === 0) return hashFile(path, 0, blockSize);
+    const step = Math.max(blockSize, Math.floor(RANGE_BYTES / blockSize) * blockSize);
+    const ranges: Array<Promise<Block[]>> = [];
+    for (let start = 0; start < size; start += step) {
+      ranges.push(
+        this.#range({ path, start, length: Math.min(step, size - start), blockSize, fileSize: size }),
+      );
+    }
+    return (await Promise.all(ranges)).flat();
+  }
+
+  /** Starts every thread now, so that the first scan does not wait for them. */
+  warm(): void {
+    while (!this.#closed && this.#threads.size < this.#size) this.#start();
+  }
+
+  #range(range: Omit<HashJob, 'id'>): Promise<Block[]> {
     if (this.#closed) return Promise.reject(new Error('the hasher is closed'));
     return new Promise((resolve, reject) => {
-      this.#queue.push({ job: { id: this.#nextId++, path, size, blockSize }, resolve, reject });
+      this.#queue.push({ job: { ...range, id: this.#nextId++ }, resolve, reject });
+      this.#schedule();
+    });
+  }
+
+  // Jobs asked for in one turn of the event loop go out together.
+  #schedule(): void {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    setImmediate(() => {
+      this.#scheduled = false;
       this.#next();
     });
   }
@@ -63,55 +104,85 @@ export class HasherPool {
   /** Ends every thread; jobs not yet done fail. */
   async close(): Promise<void> {
     this.#closed = true;
-    for (const pending of this.#queue.splice(0)) pending.reject(new Error('the hasher closed'));
-    const threads = [...this.#idle.splice(0), ...this.#busy.keys()];
-    for (const [, pending] of this.#busy) pending.reject(new Error('the hasher closed'));
-    this.#busy.clear();
+    const closed = new Error('the hasher closed');
+    for (const pending of this.#queue.splice(0)) pending.reject(closed);
+    const threads = [...this.#threads.keys()];
+    for (const jobs of this.#threads.values()) for (const pending of jobs.values()) pending.reject(closed);
+    this.#threads.clear();
     await Promise.all(threads.map((thread) => thread.terminate()));
   }
 
   #next(): void {
-    while (this.#queue.length > 0) {
-      const thread = this.#idle.pop() ?? this.#start();
+    while (this.#queue.length > 0 && !this.#closed) {
+      const thread = this.#leastBusy();
       if (!thread) return;
-      const pending = this.#queue.shift() as Pending;
-      this.#busy.set(thread, pending);
-      thread.postMessage(pending.job);
+      const jobs = this.#threads.get(thread) as Map<number, Pending>;
+      let room = QUEUED_BYTES_PER_THREAD - queuedBytes(jobs);
+      const batch: Pending[] = [];
+      let batchBytes = 0;
+      // At least one job however large; then more while they fit the batch and the thread's room.
+      while (this.#queue.length > 0 && batch.length < BATCH_JOBS) {
+        const size = (this.#queue[0] as Pending).job.length;
+        if (batch.length > 0 && (batchBytes + size > BATCH_BYTES || size > room)) break;
+        batch.push(this.#queue.shift() as Pending);
+        batchBytes += size;
+        room -= size;
+      }
+      for (const pending of batch) jobs.set(pending.job.id, pending);
+      thread.postMessage(batch.map((pending) => pending.job));
     }
   }
 
-  #start(): Worker | undefined {
-    if (this.#threads >= this.#size) return undefined;
-    this.#threads += 1;
+  // The thread with the least to read, a new one while there are fewer than cores; none when every
+  // thread has its fill.
+  #leastBusy(): Worker | undefined {
+    let best: Worker | undefined;
+    let least = QUEUED_BYTES_PER_THREAD;
+    for (const [thread, jobs] of this.#threads) {
+      const bytes = queuedBytes(jobs);
+      if (bytes < least || (jobs.size === 0 && best === undefined)) {
+        best = thread;
+        least = bytes;
+      }
+    }
+    if ((best === undefined || least > 0) && this.#threads.size < this.#size) return this.#start();
+    return best;
+  }
+
+  #start(): Worker {
     const thread = fromSources
       ? new Worker(sourceBootstrap(), { eval: true, stdout: false, stderr: false })
       : new Worker(threadEntry, { stdout: false, stderr: false });
     thread.unref();
-    thread.on('message', (result: HashResult) => {
-      const pending = this.#busy.get(thread);
-      if (!pending || pending.job.id !== result.id) return;
-      this.#busy.delete(thread);
-      if ('error' in result) pending.reject(new HashError(result.error, result.code));
-      else {
-        pending.resolve(result.blocks.map((block) => ({ ...block, hash: Buffer.from(block.hash) })));
+    const jobs = new Map<number, Pending>();
+    this.#threads.set(thread, jobs);
+    thread.on('message', (results: HashResult[]) => {
+      for (const result of results) {
+        const pending = jobs.get(result.id);
+        if (!pending) continue;
+        jobs.delete(result.id);
+        if ('error' in result) pending.reject(new HashError(result.error, result.code));
+        else pending.resolve(result.blocks.map((block) => ({ ...block, hash: Buffer.from(block.hash) })));
       }
-      if (this.#closed) return;
-      this.#idle.push(thread);
-      this.#next();
+      // Not at once: what is asked for in this turn of the event loop goes out in one message.
+      if (!this.#closed) this.#schedule();
     });
     const lost = (error: Error) => {
-      this.#threads -= 1;
-      const index = this.#idle.indexOf(thread);
-      if (index >= 0) this.#idle.splice(index, 1);
-      const pending = this.#busy.get(thread);
-      this.#busy.delete(thread);
-      pending?.reject(new HashError(`the hashing thread failed: ${error.message}`, 'ETHREAD'));
+      if (!this.#threads.delete(thread)) return;
+      for (const pending of jobs.values()) {
+        pending.reject(new HashError(`the hashing thread failed: ${error.message}`, 'ETHREAD'));
+      }
+      jobs.clear();
       if (!this.#closed) this.#next();
     };
     thread.on('error', lost);
-    thread.on('exit', (code) => {
-      if (!this.#closed) lost(new Error(`it exited with code ${code}`));
-    });
+    thread.on('exit', (code) => lost(new Error(`it exited with code ${code}`)));
     return thread;
   }
+}
+
+function queuedBytes(jobs: Map<number, Pending>): number {
+  let bytes = 0;
+  for (const pending of jobs.values()) bytes += pending.job.length;
+  return bytes;
 }

@@ -21,8 +21,8 @@ export interface ScanChange {
 }
 
 export interface ScanResult {
-  /** The records written, in sequence order. */
-  updated: FileRecord[];
+  /** How many records were written (each batch goes to `onBatch` as it is written). */
+  written: number;
   /** The ignore patterns the scan applied. */
   ignores: Ignores;
   changes: ScanChange[];
@@ -46,8 +46,8 @@ export interface ScanOptions {
 
 // Records written per transaction: a crash loses at most a batch of work, never the index.
 const BATCH = 500;
-// Files hashed at once: the pool's threads stay busy while the walk goes on.
-const IN_FLIGHT = 16;
+// Files the walk runs ahead of their hashing, at most.
+const WINDOW = 4096;
 
 /**
  * Scans a folder against its index: what did not change (type, size, modification time, permissions,
@@ -64,13 +64,13 @@ export async function scanFolder(options: ScanOptions): Promise<ScanResult> {
   const problems: WalkProblem[] = [];
   const unreadable = new Set<string>();
   const seen = new Set<string>();
-  const result: ScanResult = { updated: [], changes: [], problems, ignores };
+  const result: ScanResult = { written: 0, changes: [], problems, ignores };
   let pending: Array<Omit<FileRecord, 'sequence'>> = [];
   const flush = () => {
     if (pending.length === 0) return;
     const written = db.update(folder.id, pending);
     pending = [];
-    result.updated.push(...written);
+    result.written += written.length;
     options.onBatch?.(written);
   };
   const record = (next: Omit<FileRecord, 'sequence'>, previous: FileSummary | undefined) => {
@@ -88,12 +88,15 @@ export async function scanFolder(options: ScanOptions): Promise<ScanResult> {
     pending.push(next);
     if (pending.length >= BATCH) flush();
   };
-  const versionOf = (name: string) => bumpVersion(db.file(folder.id, name)?.version ?? [], shortId);
+  // A name never indexed starts a new vector: no need to ask the index for an old one.
+  const versionOf = (name: string) =>
+    bumpVersion(known.has(name) ? (db.file(folder.id, name)?.version ?? []) : [], shortId);
 
   // Hashing runs ahead of recording: at most IN_FLIGHT files at once, recorded in walk order.
   let hashTotal = 0;
   let hashDone = 0;
-  const hashed = async (entry: DiskEntry, previous: FileSummary | undefined) => {
+  type Hashed = { blocks: FileRecord['blocks']; blockSize: number } | 'gone' | 'failed';
+  const hashed = async (entry: DiskEntry, previous: FileSummary | undefined): Promise<Hashed> => {
     const blockSize = blockSizeFor(
       entry.size,
       previous && !previous.deleted ? previous.blockSize : undefined,
@@ -116,19 +119,10 @@ export async function scanFolder(options: ScanOptions): Promise<ScanResult> {
       return 'failed';
     }
   };
-  const queue: Array<{
-    entry: DiskEntry;
-    previous: FileSummary | undefined;
-    work?: ReturnType<typeof hashed>;
-  }> = [];
-  let inFlight = 0;
-  const settleFront = async () => {
-    const { entry, previous, work } = queue.shift() as (typeof queue)[number];
-    let outcome: Awaited<ReturnType<typeof hashed>> | undefined;
-    if (work) {
-      outcome = await work;
-      inFlight -= 1;
-    }
+  // What changed, recorded as it is known: at once for a directory or a symlink, once hashed for a
+  // file. The walk runs ahead of the hashing by up to a window of files, so that the threads always
+  // have the large files as well as the small ones to work on, while this thread records.
+  const settle = (entry: DiskEntry, previous: FileSummary | undefined, outcome?: Hashed) => {
     if (outcome === 'gone') {
       seen.delete(entry.name);
       return;
@@ -148,6 +142,7 @@ export async function scanFolder(options: ScanOptions): Promise<ScanResult> {
       previous,
     );
   };
+  let window: Array<Promise<void>> = [];
 
   const walking = walk(folder.path, {
     under: options.under,
@@ -161,12 +156,17 @@ export async function scanFolder(options: ScanOptions): Promise<ScanResult> {
     seen.add(entry.name);
     const previous = known.get(entry.name);
     if (previous && unchanged(previous, entry, folder)) continue;
-    const work = entry.type === 'file' ? hashed(entry, previous) : undefined;
-    if (work) inFlight += 1;
-    queue.push({ entry, previous, work });
-    while (queue.length > 0 && (queue[0]?.work === undefined || inFlight >= IN_FLIGHT)) await settleFront();
+    if (entry.type !== 'file') {
+      settle(entry, previous);
+      continue;
+    }
+    window.push(hashed(entry, previous).then((outcome) => settle(entry, previous, outcome)));
+    if (window.length >= WINDOW) {
+      await Promise.all(window);
+      window = [];
+    }
   }
-  while (queue.length > 0) await settleFront();
+  await Promise.all(window);
 
   // What the index has, in scope, that the walk did not see is gone, unless it sits in a folder that
   // could not be read (unknown, not deleted) or the scan was stopped.
@@ -201,6 +201,8 @@ export async function scanFolder(options: ScanOptions): Promise<ScanResult> {
     }
   }
   flush();
+  // Recorded as hashing ended; reported by name.
+  result.changes.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return result;
 }
 

@@ -41,6 +41,8 @@ export async function openService(context: ServiceContext): Promise<SyncService>
   }
   if (db) await carryOutReset(db, context);
   const hasher = new HasherPool();
+  // Started with the service: a new folder's first scan does not wait for threads to start.
+  if (db) hasher.warm();
   const folders = db ? new Folders({ ...context, db, hasher }) : undefined;
   folders?.start();
   return {

@@ -157,7 +157,7 @@ t.test(
     const second = await scan();
     t.same(
       second.changes.map((c) => `${c.action} ${c.name}`),
-      ['added build', 'added build/deep', 'added build/deep/out.o', 'added scratch.tmp', 'ignored notes.txt'],
+      ['added build', 'added build/deep', 'added build/deep/out.o', 'ignored notes.txt', 'added scratch.tmp'],
     );
     t.match(db.file('f', 'notes.txt'), { invalid: true, deleted: false });
     t.same(

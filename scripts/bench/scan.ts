@@ -1,0 +1,123 @@
+// Indexing a tree from scratch, and rescanning it unchanged, through each service's own REST interface:
+// the same tree, the page cache warm, measured the same way for syncd and for Syncthing.
+import { randomBytes } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import type { Running, Target } from './targets.ts';
+import { untilPong } from './measure.ts';
+
+export interface Tree {
+  path: string;
+  files: number;
+  bytes: number;
+  remove(): Promise<void>;
+}
+
+/** `small` files of 4 KiB in folders of 100, and `large` files of `largeMiB` each, of random bytes. */
+export async function makeTree(small: number, large: number, largeMiB: number): Promise<Tree> {
+  const path = await mkdtemp(join(tmpdir(), 'syncd-bench-tree-'));
+  let bytes = 0;
+  for (let i = 0; i < small; i++) {
+    const dir = join(path, `d${Math.floor(i / 100)}`);
+    if (i % 100 === 0) await mkdir(dir);
+    await writeFile(join(dir, `f${i}`), randomBytes(4096));
+    bytes += 4096;
+  }
+  for (let i = 0; i < large; i++) {
+    const chunk = randomBytes(1024 * 1024);
+    await pipeline(
+      function* () {
+        for (let mib = 0; mib < largeMiB; mib++) yield chunk;
+      },
+      createWriteStream(join(path, `large${i}.bin`)),
+    );
+    bytes += largeMiB * 1024 * 1024;
+  }
+  return { path, files: small + large, bytes, remove: () => rm(path, { recursive: true, force: true }) };
+}
+
+/** Reads every file once, so that both services find them in the page cache. */
+export async function warm(tree: Tree, small: number, large: number): Promise<void> {
+  for (let i = 0; i < small; i++) await readFile(join(tree.path, `d${Math.floor(i / 100)}`, `f${i}`));
+  for (let i = 0; i < large; i++) await readFile(join(tree.path, `large${i}.bin`));
+}
+
+export interface ScanFigures {
+  /** From adding the folder to its status saying every file is indexed and the folder idle. */
+  initialMs: number;
+  /** A scan asked for with nothing changed, median. */
+  rescanMs: number;
+  /** syncd's worker (Syncthing's process, as Go's `sys`): largest during the scan, and after it. */
+  peakRssMb: number | undefined;
+  afterRssMb: number | undefined;
+}
+
+export async function scanBench(target: Target, tree: Tree, rescans = 3): Promise<ScanFigures> {
+  const running = await target.start();
+  try {
+    await untilPong(running, 30_000);
+    const started = performance.now();
+    const added = await rest(running, 'POST', '/rest/config/folders', {
+      id: 'bench',
+      path: tree.path,
+      fsWatcherEnabled: false,
+      rescanIntervalS: 3600,
+    });
+    if (added.status !== 200) throw new Error(`${target.name}: adding the folder answered ${added.status}`);
+    let peak = 0;
+    for (;;) {
+      const status = await rest(running, 'GET', '/rest/db/status?folder=bench');
+      const memory = await memoryMb(running);
+      if (memory !== undefined) peak = Math.max(peak, memory);
+      const body = status.body as { state?: string; localFiles?: number };
+      if (status.status === 200 && body.state === 'idle' && body.localFiles === tree.files) break;
+      if (performance.now() - started > 600_000) throw new Error(`${target.name}: the scan did not end`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const initialMs = performance.now() - started;
+    const times: number[] = [];
+    for (let i = 0; i < rescans; i++) {
+      const at = performance.now();
+      await rest(running, 'POST', '/rest/db/scan?folder=bench');
+      times.push(performance.now() - at);
+    }
+    times.sort((a, b) => a - b);
+    return {
+      initialMs,
+      rescanMs: times[Math.floor(times.length / 2)] as number,
+      peakRssMb: peak || undefined,
+      afterRssMb: await memoryMb(running),
+    };
+  } finally {
+    await running.stop();
+  }
+}
+
+// syncd reports its worker's RSS; Syncthing what Go took from the system.
+async function memoryMb(running: Running): Promise<number | undefined> {
+  const status = (await rest(running, 'GET', '/rest/system/status')).body as {
+    memory?: { rss: number };
+    sys?: number;
+  };
+  const bytes = status.memory?.rss ?? status.sys;
+  return bytes === undefined ? undefined : bytes / 2 ** 20;
+}
+
+async function rest(running: Running, method: string, path: string, body?: unknown) {
+  const response = await fetch(`${running.url}${path}`, {
+    method,
+    headers: { 'X-API-Key': running.apiKey, 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // Not JSON: kept as text.
+  }
+  return { status: response.status, body: parsed };
+}
