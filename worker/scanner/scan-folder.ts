@@ -62,6 +62,7 @@ export async function scanFolder(options: ScanOptions): Promise<ScanResult> {
   const ignores = await Ignores.load(folder.path);
   const known = db.summaries(folder.id);
   const problems: WalkProblem[] = [];
+  const vanished: WalkProblem[] = [];
   const unreadable = new Set<string>();
   const seen = new Set<string>();
   const result: ScanResult = { written: 0, changes: [], problems, ignores };
@@ -124,6 +125,8 @@ export async function scanFolder(options: ScanOptions): Promise<ScanResult> {
   // have the large files as well as the small ones to work on, while this thread records.
   const settle = (entry: DiskEntry, previous: FileSummary | undefined, outcome?: Hashed) => {
     if (outcome === 'gone') {
+      // Named, and recorded as deleted below if the index had it: it is gone either way.
+      vanished.push({ name: entry.name, error: 'it disappeared while the folder was scanned' });
       seen.delete(entry.name);
       return;
     }
@@ -201,6 +204,7 @@ export async function scanFolder(options: ScanOptions): Promise<ScanResult> {
     }
   }
   flush();
+  problems.push(...vanished);
   // Recorded as hashing ended; reported by name.
   result.changes.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return result;

@@ -253,3 +253,22 @@ t.test('what cannot be read is a problem named, never a deletion', async (t) => 
     "the old records are kept: only the directory's new permissions are recorded",
   );
 });
+
+t.test('a file that disappears while the folder is scanned is named, and recorded as gone', async (t) => {
+  const { path, db, scan, folder } = await setup(t);
+  await writeFile(join(path, 'short-lived'), 'one');
+  await scan();
+  await writeFile(join(path, 'short-lived'), 'changed');
+  // The file goes between the walk that saw it and the thread that reads it.
+  class Vanishing extends HasherPool {
+    override async hash(file: string, size: number, blockSize: number) {
+      await rm(file);
+      return super.hash(file, size, blockSize);
+    }
+  }
+  const hasher = new Vanishing(1);
+  t.teardown(() => hasher.close());
+  const result = await scanFolder({ folder, db, hasher, shortId: me });
+  t.match(result.problems, [{ name: 'short-lived', error: /disappeared while the folder was scanned/ }]);
+  t.match(db.file('f', 'short-lived'), { deleted: true });
+});
