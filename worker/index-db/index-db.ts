@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { open } from 'node:fs/promises';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import type { Block } from '../scanner/blocks.ts';
 import { type Counter, FILE_TYPES, type FileRecord, type FileType } from './file-record.ts';
 
@@ -156,7 +156,10 @@ export class IndexDb {
     await checkHeader(path);
     let db: Database.Database;
     try {
-      db = new Database(path);
+      // Loaded when first needed: a worker answers HTTP before it opens the index, and the native
+      // module costs its start-up time.
+      const { default: open } = await import('better-sqlite3');
+      db = new open(path);
     } catch (error) {
       throw new IndexDbError(`${path} cannot be opened: ${(error as Error).message}`, { cause: error });
     }

@@ -34,6 +34,9 @@ interface Pending {
   reject: (error: Error) => void;
 }
 
+// A hashing thread left without work this long ends; the next scan starts it again.
+const IDLE_THREAD_MS = 30_000;
+
 // A file larger than this is hashed in ranges of this size, by all threads at once.
 const RANGE_BYTES = 8 * 1024 * 1024;
 
@@ -57,6 +60,7 @@ export class HasherPool {
   #nextId = 1;
   #closed = false;
   #scheduled = false;
+  readonly #idleTimers = new Map<Worker, NodeJS.Timeout>();
 
   constructor(size = availableParallelism()) {
     this.#size = Math.max(1, size);
@@ -104,6 +108,8 @@ export class HasherPool {
   /** Ends every thread; jobs not yet done fail. */
   async close(): Promise<void> {
     this.#closed = true;
+    for (const timer of this.#idleTimers.values()) clearTimeout(timer);
+    this.#idleTimers.clear();
     const closed = new Error('the hasher closed');
     for (const pending of this.#queue.splice(0)) pending.reject(closed);
     const threads = [...this.#threads.keys()];
@@ -149,6 +155,20 @@ export class HasherPool {
     return best;
   }
 
+  // A thread with nothing to do for a while ends: an idle service holds no hashing threads.
+  #idleTimer(thread: Worker, jobs: Map<number, Pending>): void {
+    if (jobs.size > 0) return;
+    const timers = this.#idleTimers;
+    clearTimeout(timers.get(thread));
+    const timer = setTimeout(() => {
+      timers.delete(thread);
+      if (jobs.size > 0 || !this.#threads.delete(thread)) return;
+      void thread.terminate();
+    }, IDLE_THREAD_MS);
+    timer.unref();
+    timers.set(thread, timer);
+  }
+
   #start(): Worker {
     const thread = fromSources
       ? new Worker(sourceBootstrap(), { eval: true, stdout: false, stderr: false })
@@ -166,6 +186,7 @@ export class HasherPool {
       }
       // Not at once: what is asked for in this turn of the event loop goes out in one message.
       if (!this.#closed) this.#schedule();
+      this.#idleTimer(thread, jobs);
     });
     const lost = (error: Error) => {
       if (!this.#threads.delete(thread)) return;
@@ -176,6 +197,7 @@ export class HasherPool {
       if (!this.#closed) this.#next();
     };
     thread.on('error', lost);
+    this.#idleTimer(thread, jobs);
     thread.on('exit', (code) => lost(new Error(`it exited with code ${code}`)));
     return thread;
   }

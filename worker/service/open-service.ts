@@ -41,8 +41,9 @@ export async function openService(context: ServiceContext): Promise<SyncService>
   }
   if (db) await carryOutReset(db, context);
   const hasher = new HasherPool();
-  // Started with the service: a new folder's first scan does not wait for threads to start.
-  if (db) hasher.warm();
+  // Started with the service when there are folders to scan: their first scan does not wait for
+  // threads to start. Without work they end again (see hasher-pool.ts).
+  if (db && context.config.current.folders.length > 0) hasher.warm();
   const folders = db ? new Folders({ ...context, db, hasher }) : undefined;
   folders?.start();
   return {
