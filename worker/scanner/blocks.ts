@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { closeSync, openSync, readSync } from 'node:fs';
-import { deflateSync } from 'node:zlib';
+import { adler32Of, blockBuffer } from './adler32.ts';
 
 /** A block of a file as Syncthing indexes it: where it is, how long, its SHA-256 and Adler-32. */
 export interface Block {
@@ -9,6 +9,8 @@ export interface Block {
   hash: Buffer;
   weakHash: number;
 }
+
+export { adler32 } from './adler32.ts';
 
 export const MIN_BLOCK_SIZE = 128 * 1024;
 export const MAX_BLOCK_SIZE = 16 * 1024 * 1024;
@@ -28,16 +30,6 @@ export function blockSizeFor(size: number, previous?: number): number {
     if (ratio <= 2) return previous;
   }
   return chosen;
-}
-
-/**
- * Adler-32, as Go's hash/adler32 computes it, by zlib's C implementation: the zlib format (RFC 1950)
- * ends with the Adler-32 of what it holds, and stored without compression (level 0) that costs a copy.
- * Twice as fast as the same sum in JavaScript, which is half of what hashing a file costs.
- */
-export function adler32(data: Uint8Array, start = 0, end = data.length): number {
-  const stored = deflateSync(data.subarray(start, end), { level: 0 });
-  return stored.readUInt32BE(stored.length - 4);
 }
 
 /** SHA-256 of nothing: the hash of the one empty block an empty file has. */
@@ -71,7 +63,8 @@ export function hashRange(path: string, range: HashRange): Block[] {
   const { start, length, blockSize, fileSize } = range;
   const fd = openSync(path, 'r');
   try {
-    const buffer = readBuffer(blockSize);
+    // Read straight into the Adler-32 module's memory: hashed there by both sums without a copy.
+    const buffer = blockBuffer(blockSize);
     const blocks: Block[] = [];
     let offset = start;
     const end = start + length;
@@ -88,7 +81,7 @@ export function hashRange(path: string, range: HashRange): Block[] {
         offset,
         size: filled,
         hash: createHash('sha256').update(buffer.subarray(0, filled)).digest(),
-        weakHash: adler32(buffer, 0, filled),
+        weakHash: adler32Of(filled),
       });
       offset += filled;
     }
@@ -98,14 +91,6 @@ export function hashRange(path: string, range: HashRange): Block[] {
   } finally {
     closeSync(fd);
   }
-}
-
-// One read buffer per thread, reused from file to file: a block-sized allocation per small file
-// costs more than hashing it.
-let shared = Buffer.alloc(0);
-function readBuffer(size: number): Buffer {
-  if (shared.length < size) shared = Buffer.allocUnsafe(size);
-  return shared;
 }
 
 function changedSize(expected: number, found: number): Error {

@@ -58,6 +58,17 @@ t.test('Adler-32 as Go computes it', async (t) => {
   for (let i = 0; i < data.length; i++) data[i] = (i * 7919) & 0xff;
   t.equal(adler32(data), reference(data), 'the same as a plain reference over 20,000 bytes');
   t.equal(adler32(data, 100, 5000), reference(data.subarray(100, 5000)), 'and over a slice');
+  // Every length around the 16-byte vectors and the 5,552-byte chunks of the SIMD version.
+  for (const length of [0, 1, 15, 16, 17, 31, 32, 33, 5551, 5552, 5553, 5568, 11_104, 11_105, 131_072]) {
+    const bytes = Buffer.alloc(length);
+    for (let i = 0; i < length; i++) bytes[i] = (i * 2654435761) >>> 24;
+    t.equal(adler32(bytes), reference(bytes), `${length} bytes`);
+    t.equal(
+      adler32(Buffer.alloc(length, 0xff)),
+      reference(Buffer.alloc(length, 0xff)),
+      `${length} bytes of 0xff`,
+    );
+  }
 });
 
 t.test('a file is cut into blocks, the last one short; an empty file is one empty block', async (t) => {
