@@ -7,7 +7,8 @@ import t from 'tap';
 import { runCli } from '../../scripts/cli/run.ts';
 import { call, startService, waitFor } from '../helpers/service.ts';
 
-const FILES = 3000;
+// Enough to take a good part of a second to index: the worker is killed after the first batch of 500.
+const FILES = 6000;
 
 t.test('a worker killed mid-scan leaves an index that opens, and its successor completes it', async (t) => {
   const home = t.testdir();
@@ -15,21 +16,29 @@ t.test('a worker killed mid-scan leaves an index that opens, and its successor c
   for (let dir = 0; dir < 30; dir++) {
     await mkdir(join(data, `d${dir}`), { recursive: true });
     for (let file = 0; file < FILES / 30; file++) {
-      await writeFile(join(data, `d${dir}`, `f${file}`), `${dir}/${file} `.repeat(2000));
+      await writeFile(join(data, `d${dir}`, `f${file}`), `${dir}/${file} `.repeat(4000));
     }
   }
   const service = await startService(t, { home: join(home, 'syncd') });
+  const first = await service.workerPid();
+  // The first batch written is the moment: a long poll on a subscription made before the folder.
+  const events = '/rest/events?events=LocalIndexUpdated,StateChanged';
+  await call(service, 'GET', `${events}&timeout=0`);
   const add = await call(service, 'POST', '/rest/config/folders', {
     body: JSON.stringify({ id: 'f', path: data }),
   });
   t.equal(add.status, 200);
-  const first = await service.workerPid();
-  const scanning = await waitFor('the scan under way', async () => {
-    const status = (await call(service, 'GET', '/rest/db/status?folder=f')).body;
-    return status.state === 'scanning' && status.localFiles > 0 ? status : undefined;
+  const written = await waitFor('the first batch written', async () => {
+    const batch = (
+      (await call(service, 'GET', `${events}&since=0&timeout=10`)).body as Array<{
+        type: string;
+        data: { sequence?: number; to?: string };
+      }>
+    ).find((event) => event.type === 'LocalIndexUpdated');
+    return batch?.data;
   });
   process.kill(first, 'SIGKILL');
-  t.ok(scanning.localFiles < FILES, `killed with ${scanning.localFiles} of ${FILES} files indexed`);
+  t.ok((written.sequence ?? 0) < FILES, `killed once ${written.sequence} of ${FILES} files were indexed`);
   const successor = (
     await service.waitForLog((line) => line.msg === 'service held' && line.workerPid !== first, 30_000)
   ).workerPid;

@@ -36,6 +36,8 @@ export class Folders {
   }
 
   #add(folder: FolderConfiguration): void {
+    // The hashing threads start now, while the folder is prepared: its first scan does not wait.
+    if (!folder.paused) this.#options.hasher.warm();
     const runner = new FolderRunner(folder, this.#options);
     this.#runners.set(folder.id, runner);
     runner.start();

@@ -17,7 +17,13 @@ export type HashResult =
 parentPort?.on('message', (jobs: HashJob[]) => {
   const results = jobs.map((job): HashResult => {
     try {
-      return { id: job.id, blocks: hashRange(job.path, job) };
+      // Each hash in a buffer of its own: a digest is a view of a shared 8 KiB pool, which would be
+      // copied whole with every hash that goes back.
+      const blocks = hashRange(job.path, job).map((block) => ({
+        ...block,
+        hash: new Uint8Array(block.hash),
+      }));
+      return { id: job.id, blocks };
     } catch (error) {
       const { message, code } = error as NodeJS.ErrnoException;
       return { id: job.id, error: message, code };
