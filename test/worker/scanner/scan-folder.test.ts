@@ -224,6 +224,8 @@ t.test('what cannot be read is a problem named, never a deletion', async (t) => 
   t.teardown(() => chmod(join(path, 'locked'), 0o755).catch(() => {}));
   // Root reads everything: the scan runs as nobody then, with the index made its own.
   const asRoot = process.getuid?.() === 0;
+  await mkdir(join(base, 'tmp'), { mode: 0o777 });
+  await chmod(join(base, 'tmp'), 0o777);
   if (asRoot) {
     await chmod(base, 0o755);
     await execa('chown', ['-R', 'nobody', join(base, 'index')]);
@@ -233,7 +235,8 @@ t.test('what cannot be read is a problem named, never a deletion', async (t) => 
     cwd: packageRoot,
     reject: false,
     extendEnv: false,
-    env: { PATH: process.env.PATH ?? '', HOME: base },
+    // Its temporary files (tsx's cache) in the test's own folder, removed with it.
+    env: { PATH: process.env.PATH ?? '', HOME: base, TMPDIR: join(base, 'tmp') },
     ...(asRoot ? { uid: 65534, gid: 65534 } : {}),
   });
   t.equal(run.exitCode, 0, run.stderr);
