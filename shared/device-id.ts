@@ -31,6 +31,13 @@ export function shortIdOf(id: string): bigint {
   return value >> 1n;
 }
 
+/** A short ID as Syncthing prints it: the first 7 base32 characters of its 8 bytes, big-endian. */
+export function shortIdString(id: bigint): string {
+  let out = '';
+  for (let i = 0; i < 7; i++) out += ALPHABET[Number((id >> BigInt(59 - 5 * i)) & 31n)];
+  return out;
+}
+
 /** Why a device ID is malformed, or undefined when it is valid; legacy 52-character IDs are accepted. */
 export function deviceIdProblem(text: string): string | undefined {
   const plain = normalize(text);

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { createLogger } from '../../shared/logger.ts';
-import type { AppOptions } from '../../worker/http/app.ts';
+import type { App, AppOptions } from '../../worker/http/app.ts';
 import { localErrors } from '../../worker/http/routes/system.ts';
 
 export const testApiKey = 'an-api-key-for-tests-0123456789';
@@ -29,5 +29,23 @@ export function appOptions(overrides: Partial<AppOptions> = {}): AppOptions {
     onAction: () => {},
     isDraining: () => false,
     ...overrides,
+  };
+}
+
+/** Requests to an app through inject(), with the test key; a body other than a string is sent as JSON. */
+export function injector(app: App) {
+  return async (method: string, url: string, body?: unknown) => {
+    const response = await app.inject({
+      method: method as 'GET',
+      url,
+      payload: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+      headers: { 'x-api-key': testApiKey, 'content-type': 'application/json' },
+    });
+    return {
+      status: response.statusCode,
+      text: response.body,
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read whatever JSON came back.
+      json: (): any => (response.body === '' ? undefined : JSON.parse(response.body)),
+    };
   };
 }

@@ -1,8 +1,13 @@
-import type { IndexDb } from '../index-db/index-db.ts';
+import type { FolderCounts, IndexDb } from '../index-db/index-db.ts';
 import type { FolderRunner } from './folder-runner.ts';
 
-// Syncthing counts a directory or a symlink as this many bytes (protocol.SyntheticDirectorySize).
-const SYNTHETIC_SIZE = 128;
+/** Syncthing counts a directory or a symlink as this many bytes (protocol.SyntheticDirectorySize). */
+export const SYNTHETIC_SIZE = 128;
+
+/** A folder's bytes as Syncthing counts them: its files', and the synthetic size of the rest. */
+export function countedBytes(counts: FolderCounts): number {
+  return counts.bytes + SYNTHETIC_SIZE * (counts.directories + counts.symlinks);
+}
 
 /**
  * A folder's status in the shape of Syncthing's GET /rest/db/status. Until other devices share the
@@ -11,7 +16,7 @@ const SYNTHETIC_SIZE = 128;
 export function folderSummary(folder: FolderRunner, db: IndexDb) {
   const counts = db.counts(folder.id);
   const { sequence } = db.folder(folder.id);
-  const bytes = counts.bytes + SYNTHETIC_SIZE * (counts.directories + counts.symlinks);
+  const bytes = countedBytes(counts);
   const items = counts.files + counts.directories + counts.symlinks;
   return {
     errors: folder.problems.length,

@@ -9,6 +9,7 @@ import { apiKeyChecker } from './auth.ts';
 import { AuthFailures } from './auth-failures.ts';
 import { AllowedMethods } from './allowed-methods.ts';
 import {
+  asHttpError,
   codeOf,
   type ErrorBody,
   errorBody,
@@ -24,7 +25,7 @@ import { answerClientError } from './client-errors.ts';
 import { MAX_HEADER_BYTES, MAX_HEADER_COUNT } from './limits.ts';
 import { type ErrorList, type StatusSource, systemRoutes } from './routes/system.ts';
 import { type TestRouteOptions, testRoutes } from './routes/test.ts';
-import { asHttpError, configRoutes } from './routes/config.ts';
+import { configRoutes } from './routes/config.ts';
 import { eventRoutes } from './routes/events.ts';
 import { dbRoutes } from './routes/db.ts';
 import type { SyncService } from '../service/open-service.ts';

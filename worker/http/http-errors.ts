@@ -1,4 +1,7 @@
 import { STATUS_CODES } from 'node:http';
+import { ConfigProblem } from '../../shared/config/shape.ts';
+import { ChangeFailed } from '../config/worker-config.ts';
+import { IgnoreError } from '../scanner/ignores.ts';
 import { MAX_HEADER_BYTES, MAX_HEADER_COUNT } from './limits.ts';
 
 /**
@@ -129,3 +132,23 @@ export const invalidDeviceId = (text: string, problem: string) =>
 export const invalidQuery = (message: string) => new HttpError('SYNCD_ERR_INVALID_QUERY', message);
 
 export const noSuch = (what: string) => new HttpError('SYNCD_ERR_NOT_FOUND', what);
+
+/**
+ * The error a route let through, as the answer says it: a configuration that cannot be used (400), a
+ * save that failed (409 or 500), ignore patterns that cannot be used (400). The app's error handler
+ * asks this of every error, so routes let these through instead of catching them.
+ */
+export function asHttpError(error: unknown): unknown {
+  if (error instanceof ConfigProblem) return invalidConfig(error.message);
+  if (error instanceof IgnoreError) return new HttpError('SYNCD_ERR_INVALID_IGNORES', error.message);
+  if (error instanceof ChangeFailed) {
+    const code =
+      error.status === 400
+        ? 'SYNCD_ERR_INVALID_CONFIG'
+        : error.status === 409
+          ? 'SYNCD_ERR_CONFIG_CONFLICT'
+          : 'SYNCD_ERR_CONFIG_NOT_SAVED';
+    return new HttpError(code, error.message);
+  }
+  return error;
+}

@@ -1,3 +1,4 @@
+import { shortIdString } from '../../shared/device-id.ts';
 import type { Block } from '../scanner/blocks.ts';
 
 /** BEP's FileInfoType numbers, and the names Syncthing's REST answers spell. */
@@ -60,12 +61,4 @@ export function bumpVersion(
 /** Syncthing's REST form of a vector: `["SHORTID:value", …]` with the short ID as its 7-character string. */
 export function versionStrings(version: Counter[]): string[] {
   return version.map((counter) => `${shortIdString(counter.id)}:${counter.value}`);
-}
-
-// Syncthing prints a short ID as the first 7 base32 characters of the 8 bytes, big-endian.
-const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-export function shortIdString(id: bigint): string {
-  let out = '';
-  for (let i = 0; i < 7; i++) out += ALPHABET[Number((id >> BigInt(59 - 5 * i)) & 31n)];
-  return out;
 }

@@ -70,18 +70,19 @@ interface FileRow {
   symlink_target: string;
 }
 
-interface SummaryRow {
-  name: string;
-  type: number;
-  size: number;
-  permissions: number;
-  modified_s: number;
-  modified_ns: number;
-  deleted: number;
-  invalid: number;
-  block_size: number;
-  symlink_target: string;
-}
+type SummaryRow = Pick<
+  FileRow,
+  | 'name'
+  | 'type'
+  | 'size'
+  | 'permissions'
+  | 'modified_s'
+  | 'modified_ns'
+  | 'deleted'
+  | 'invalid'
+  | 'block_size'
+  | 'symlink_target'
+>;
 
 /** What a scan compares a file on disk with: a record without its blocks and version. */
 export type FileSummary = Pick<
@@ -198,17 +199,7 @@ export class IndexDb {
   summaries(folder: string, device = LOCAL): Map<string, FileSummary> {
     const summaries = new Map<string, FileSummary>();
     for (const row of this.#statements.summaries.iterate(folder, device)) {
-      summaries.set(row.name, {
-        type: typeNames[row.type] ?? 'file',
-        size: row.size,
-        permissions: row.permissions,
-        modifiedS: row.modified_s,
-        modifiedNs: row.modified_ns,
-        deleted: row.deleted === 1,
-        invalid: row.invalid === 1,
-        blockSize: row.block_size,
-        symlinkTarget: row.symlink_target,
-      });
+      summaries.set(row.name, summaryOf(row));
     }
     return summaries;
   }
@@ -345,26 +336,32 @@ const typeNames = Object.fromEntries(
   Object.entries(FILE_TYPES).map(([name, value]) => [value, name]),
 ) as Record<number, FileType>;
 
-function fromRow(row: FileRow): FileRecord {
+function summaryOf(row: SummaryRow): FileSummary {
   return {
-    name: row.name,
     type: typeNames[row.type] ?? 'file',
     size: row.size,
     permissions: row.permissions,
     modifiedS: row.modified_s,
     modifiedNs: row.modified_ns,
-    modifiedBy: BigInt(row.modified_by),
     deleted: row.deleted === 1,
     invalid: row.invalid === 1,
+    blockSize: row.block_size,
+    symlinkTarget: row.symlink_target,
+  };
+}
+
+function fromRow(row: FileRow): FileRecord {
+  return {
+    ...summaryOf(row),
+    name: row.name,
+    modifiedBy: BigInt(row.modified_by),
     noPermissions: row.no_permissions === 1,
     version: (JSON.parse(row.version) as Array<[string, string]>).map(([id, value]) => ({
       id: BigInt(id),
       value: BigInt(value),
     })),
     sequence: row.sequence,
-    blockSize: row.block_size,
     blocks: unpackBlocks(row.blocks),
-    symlinkTarget: row.symlink_target,
   };
 }
 

@@ -1,20 +1,14 @@
 import { lstatSync, readlinkSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { FileType } from '../index-db/file-record.ts';
+import type { FileRecord, FileType } from '../index-db/file-record.ts';
 import type { Ignores } from './ignores.ts';
 
-/** What is on disk for one name of a folder. */
-export interface DiskEntry {
-  /** Relative to the folder, `/` between parts. */
-  name: string;
-  type: FileType;
-  size: number;
-  permissions: number;
-  modifiedS: number;
-  modifiedNs: number;
-  symlinkTarget: string;
-}
+/** What is on disk for one name of a folder: the part of its record that the disk says. */
+export type DiskEntry = Pick<
+  FileRecord,
+  'name' | 'type' | 'size' | 'permissions' | 'modifiedS' | 'modifiedNs' | 'symlinkTarget'
+>;
 
 /** A name the walk could not take: reported as a folder error, and the walk goes on. */
 export interface WalkProblem {

@@ -2,7 +2,7 @@
 import t, { type Test } from 'tap';
 import { buildApp } from '../../../worker/http/app.ts';
 import { EventLog, type SyncdEvent } from '../../../worker/events/event-log.ts';
-import { appOptions, testApiKey } from '../../helpers/app.ts';
+import { appOptions, injector, testApiKey } from '../../helpers/app.ts';
 import { localConfig, newDeviceId, testConfiguration, testDeviceId } from '../../helpers/config.ts';
 
 async function setup(t: Test, config = testConfiguration()) {
@@ -13,20 +13,7 @@ async function setup(t: Test, config = testConfiguration()) {
   const app = buildApp(appOptions({ config: local.config, events, deviceId: testDeviceId }));
   await app.ready();
   t.teardown(() => app.close());
-  const call = async (method: string, url: string, body?: unknown) => {
-    const response = await app.inject({
-      method: method as 'GET',
-      url,
-      payload: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-      headers: { 'x-api-key': testApiKey, 'content-type': 'application/json' },
-    });
-    return {
-      status: response.statusCode,
-      text: response.body,
-      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read whatever JSON came back.
-      json: (): any => JSON.parse(response.body),
-    };
-  };
+  const call = injector(app);
   const allEvents = async () =>
     (await events.subscription(EventLog.defaultTypes).since(0, 0)).map((e: SyncdEvent) => [e.type, e.data]);
   return { ...local, call, events, allEvents };

@@ -8,7 +8,7 @@ import { EventLog } from '../../../worker/events/event-log.ts';
 import { MARKER_MISSING, PATH_MISSING } from '../../../worker/folders/folder-runner.ts';
 import { INDEX_FILE } from '../../../worker/index-db/index-db.ts';
 import { openService, type SyncService } from '../../../worker/service/open-service.ts';
-import { appOptions, silentLogger, testApiKey } from '../../helpers/app.ts';
+import { appOptions, injector, silentLogger, testApiKey } from '../../helpers/app.ts';
 import { localConfig, testConfiguration, testDeviceId } from '../../helpers/config.ts';
 import { shortIdOf } from '../../../shared/device-id.ts';
 
@@ -35,19 +35,7 @@ async function setup(t: Test, options: { folders?: Array<Record<string, unknown>
   const app = buildApp(appOptions({ config: local.config, events, service: () => service }));
   await app.ready();
   t.teardown(() => app.close());
-  const call = async (method: string, url: string, body?: unknown) => {
-    const response = await app.inject({
-      method: method as 'GET',
-      url,
-      payload: body === undefined ? undefined : JSON.stringify(body),
-      headers: { 'x-api-key': testApiKey, 'content-type': 'application/json' },
-    });
-    return {
-      status: response.statusCode,
-      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read whatever JSON came back.
-      json: (): any => (response.body === '' ? undefined : JSON.parse(response.body)),
-    };
-  };
+  const call = injector(app);
   // A scan asked for ends after the one at start: the index is complete once it answers.
   await call('POST', '/rest/db/scan?folder=f');
   const typesOf = async () =>

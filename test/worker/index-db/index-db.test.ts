@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import t from 'tap';
 import type { FileRecord } from '../../../worker/index-db/file-record.ts';
-import { bumpVersion, shortIdString, versionStrings } from '../../../worker/index-db/file-record.ts';
+import { shortIdString } from '../../../shared/device-id.ts';
+import { bumpVersion, versionStrings } from '../../../worker/index-db/file-record.ts';
 import { IndexDb, SCHEMA_VERSION } from '../../../worker/index-db/index-db.ts';
 
 const record = (name: string, extra: Partial<FileRecord> = {}): Omit<FileRecord, 'sequence'> => ({

@@ -7,8 +7,8 @@ import type {
 } from '../../../shared/config/defaults.ts';
 import { ConfigProblem, isObject, overlay } from '../../../shared/config/shape.ts';
 import { canonicalDeviceId, deviceIdProblem } from '../../../shared/device-id.ts';
-import { ChangeFailed, type WorkerConfig } from '../../config/worker-config.ts';
-import { HttpError, invalidConfig, invalidDeviceId, noSuch } from '../http-errors.ts';
+import type { WorkerConfig } from '../../config/worker-config.ts';
+import { invalidConfig, invalidDeviceId, noSuch } from '../http-errors.ts';
 
 export interface ConfigRouteOptions extends FastifyPluginOptions {
   config: WorkerConfig;
@@ -36,12 +36,9 @@ export async function configRoutes(app: FastifyInstance, options: ConfigRouteOpt
     }
   });
 
+  // A change that cannot be used or saved is answered by the app's error handler (asHttpError).
   const change = async (reply: FastifyReply, edit: (draft: Configuration) => void) => {
-    try {
-      await config.change(edit);
-    } catch (error) {
-      throw asHttpError(error);
-    }
+    await config.change(edit);
     // Syncthing answers a saved change with 200 and nothing else.
     return reply.code(200).send();
   };
@@ -143,21 +140,6 @@ export function checkedDeviceId(text: string): string {
   const problem = deviceIdProblem(text);
   if (problem) throw invalidDeviceId(text, problem);
   return canonicalDeviceId(text);
-}
-
-/** A configuration error as the answer says it: 400 for the request, 409 or 500 for a failed save. */
-export function asHttpError(error: unknown): unknown {
-  if (error instanceof ConfigProblem) return invalidConfig(error.message);
-  if (error instanceof ChangeFailed) {
-    const code =
-      error.status === 400
-        ? 'SYNCD_ERR_INVALID_CONFIG'
-        : error.status === 409
-          ? 'SYNCD_ERR_CONFIG_CONFLICT'
-          : 'SYNCD_ERR_CONFIG_NOT_SAVED';
-    return new HttpError(code, error.message);
-  }
-  return error;
 }
 
 function body(request: FastifyRequest): unknown {

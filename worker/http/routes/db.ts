@@ -1,17 +1,13 @@
 import type { FastifyInstance, FastifyPluginOptions, FastifyReply, FastifyRequest } from 'fastify';
 import type { WorkerConfig } from '../../config/worker-config.ts';
-import { folderSummary } from '../../folders/folder-summary.ts';
-import {
-  type FileRecord,
-  REST_TYPE_NAMES,
-  shortIdString,
-  versionStrings,
-} from '../../index-db/file-record.ts';
+import { shortIdString } from '../../../shared/device-id.ts';
+import { countedBytes, folderSummary, SYNTHETIC_SIZE } from '../../folders/folder-summary.ts';
+import { type FileRecord, REST_TYPE_NAMES, versionStrings } from '../../index-db/file-record.ts';
 import type { IndexDb } from '../../index-db/index-db.ts';
 import type { SyncService } from '../../service/open-service.ts';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../../../shared/home.ts';
-import { IGNORE_FILE, IgnoreError, Ignores } from '../../scanner/ignores.ts';
+import { IGNORE_FILE, Ignores } from '../../scanner/ignores.ts';
 import { HttpError, invalidQuery, noSuch } from '../http-errors.ts';
 import { checkedDeviceId } from './config.ts';
 
@@ -20,9 +16,6 @@ export interface DbRouteOptions extends FastifyPluginOptions {
   /** The service, while this worker holds it. */
   service: () => SyncService | undefined;
 }
-
-// Syncthing counts a directory or a symlink as this many bytes.
-const SYNTHETIC_SIZE = 128;
 
 /**
  * Syncthing's /rest/db endpoints and GET /rest/folder/errors, in its shapes, answered from the index
@@ -113,7 +106,7 @@ export async function dbRoutes(app: FastifyInstance, options: DbRouteOptions): P
     for (const id of ids) {
       const counts = service.db?.counts(id);
       if (!counts) continue;
-      globalBytes += counts.bytes + SYNTHETIC_SIZE * (counts.directories + counts.symlinks);
+      globalBytes += countedBytes(counts);
       globalItems += counts.files + counts.directories + counts.symlinks + counts.deleted;
     }
     // Nothing is needed until other devices share the folders: every device is complete.
@@ -137,11 +130,7 @@ export async function dbRoutes(app: FastifyInstance, options: DbRouteOptions): P
   app.get('/rest/db/ignores', async (request) => {
     const { runner } = folderOf(request);
     if (!runner) return { ignore: null, expanded: null };
-    try {
-      return ignoresOf(await Ignores.load(runner.path));
-    } catch (error) {
-      throw asIgnoreError(error);
-    }
+    return ignoresOf(await Ignores.load(runner.path));
   });
   app.post('/rest/db/ignores', async (request) => {
     const { runner, id, service } = folderOf(request);
@@ -156,12 +145,7 @@ export async function dbRoutes(app: FastifyInstance, options: DbRouteOptions): P
     if (!Array.isArray(lines) || !lines.every((line) => typeof line === 'string')) {
       throw invalidQuery('the body must be {"ignore": [lines of .stignore]}');
     }
-    let ignores: Ignores;
-    try {
-      ignores = await Ignores.parse(lines, runner.path);
-    } catch (error) {
-      throw asIgnoreError(error);
-    }
+    const ignores = await Ignores.parse(lines, runner.path);
     await writeFileAtomic(
       join(runner.path, IGNORE_FILE),
       lines.length === 0 ? '' : `${lines.join('\n')}\n`,
@@ -178,10 +162,6 @@ export async function dbRoutes(app: FastifyInstance, options: DbRouteOptions): P
     const errors = (runner?.problems ?? []).map((problem) => ({ path: problem.name, error: problem.error }));
     return { folder: id, errors: errors.slice((page - 1) * perpage, page * perpage), page, perpage };
   });
-}
-
-function asIgnoreError(error: unknown): unknown {
-  return error instanceof IgnoreError ? new HttpError('SYNCD_ERR_INVALID_IGNORES', error.message) : error;
 }
 
 function held(options: DbRouteOptions): SyncService {
@@ -304,5 +284,3 @@ function browse(db: IndexDb, folder: string, prefix: string, levels: number, dir
     for (const entry of children) if (entry.children?.length === 0) delete entry.children;
   return root;
 }
-
-export { SYNTHETIC_SIZE };

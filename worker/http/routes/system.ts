@@ -6,7 +6,7 @@ import { type ErrorChange, RecentErrors } from '../../../shared/recent-errors.ts
 import { versionInfo } from '../../../shared/version.ts';
 import type { WorkerConfig } from '../../config/worker-config.ts';
 import { emptyErrorText, noSuch, notImplemented } from '../http-errors.ts';
-import { asHttpError, checkedDeviceId } from './config.ts';
+import { checkedDeviceId } from './config.ts';
 
 /** The recent errors: read from this worker's copy, changed everywhere through `change`. */
 export interface ErrorList {
@@ -122,17 +122,13 @@ export async function systemRoutes(app: FastifyInstance, options: SystemRouteOpt
           throw noSuch(`no device with ID ${only}`);
         }
       }
-      try {
-        await config.change((draft) => {
-          for (const known of draft.devices) {
-            if (only === undefined ? known.deviceID !== config.myId : known.deviceID === only) {
-              known.paused = paused;
-            }
+      await config.change((draft) => {
+        for (const known of draft.devices) {
+          if (only === undefined ? known.deviceID !== config.myId : known.deviceID === only) {
+            known.paused = paused;
           }
-        });
-      } catch (error) {
-        throw asHttpError(error);
-      }
+        }
+      });
       return reply.code(200).send();
     };
     app.post('/pause', pause(true));
