@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '.tap/', 'coverage/', 'dist/', 'scratch/'] },
+  { ignores: ['node_modules/', '.tap/', 'coverage/', 'dist/', 'scratch/', '**/*_pb.ts'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,0 +1,206 @@
+import { randomBytes } from 'node:crypto';
+import { create } from '@bufbuild/protobuf';
+import { compressBlock } from 'lz4js';
+import t from 'tap';
+import { ClusterConfigSchema, CloseSchema, PingSchema, ResponseSchema } from '../../../worker/bep/bep_pb.ts';
+import {
+  encodeHello,
+  encodeMessage,
+  type Frame,
+  FrameReader,
+  ProtocolError,
+} from '../../../worker/bep/frames.ts';
+import { Lz4Error, lz4Compress, lz4Decompress } from '../../../worker/bep/lz4.ts';
+import type { BepMessage } from '../../../worker/bep/messages.ts';
+
+const hex = (text: string) => Buffer.from(text.replace(/\s/g, ''), 'hex');
+
+function readAll(reader: FrameReader, ...chunks: Buffer[]): Frame[] {
+  const frames: Frame[] = [];
+  for (const chunk of chunks) {
+    reader.push(chunk);
+    for (let frame = reader.next(); frame; frame = reader.next()) frames.push(frame);
+  }
+  return frames;
+}
+
+function afterHello(): FrameReader {
+  const reader = new FrameReader();
+  readAll(reader, encodeHello({ deviceName: '', clientName: 'x', clientVersion: 'v0' }));
+  return reader;
+}
+
+t.test('the Hello Syncthing 1.19 sent is read, and ours is framed as it frames its own', async (t) => {
+  const observed = hex('2ea7d90b 001d 0a03737432 120973796e637468696e67 1a0b76312e31392e322d647331');
+  const [frame] = readAll(new FrameReader(), observed);
+  t.equal(frame?.kind, 'hello');
+  if (frame?.kind !== 'hello') return;
+  t.match(frame.hello, { deviceName: 'st2', clientName: 'syncthing', clientVersion: 'v1.19.2-ds1' });
+  t.same(encodeHello({ deviceName: 'st2', clientName: 'syncthing', clientVersion: 'v1.19.2-ds1' }), observed);
+});
+
+t.test("messages are framed byte for byte as Syncthing's observed frames", async (t) => {
+  const ping: BepMessage = { kind: 'Ping', body: create(PingSchema) };
+  t.same(encodeMessage(ping), hex('0002 0806 00000000'), 'Ping');
+  const empty: BepMessage = { kind: 'ClusterConfig', body: create(ClusterConfigSchema) };
+  t.same(encodeMessage(empty), hex('0000 00000000'), 'an empty ClusterConfig: a header of zero bytes');
+  const close: BepMessage = { kind: 'Close', body: create(CloseSchema, { reason: 'probe done' }) };
+  t.same(
+    encodeMessage(close),
+    Buffer.concat([hex('0002 0807 0000000c 0a0a'), Buffer.from('probe done')]),
+    'Close',
+  );
+  const data = Buffer.from('01234567890123456789');
+  const response: BepMessage = { kind: 'Response', body: create(ResponseSchema, { id: 0, data }) };
+  t.same(encodeMessage(response), Buffer.concat([hex('0002 0804 00000016 1214'), data]), 'Response id 0');
+});
+
+t.test('large messages go LZ4 compressed (but Responses only when asked), and read back', async (t) => {
+  const folders = Array.from({ length: 20 }, (_, i) => ({
+    id: `folder-${i}`,
+    label: 'the same label again',
+  }));
+  const config: BepMessage = { kind: 'ClusterConfig', body: create(ClusterConfigSchema, { folders }) };
+  const framed = encodeMessage(config);
+  t.same(framed.subarray(0, 4), hex('0002 1001'), 'header: type 0, compression LZ4');
+  const plain = encodeMessage(config, 'never');
+  t.ok(framed.length < plain.length, `compressed ${framed.length} < ${plain.length}`);
+  const data = Buffer.alloc(4096, 7);
+  const response: BepMessage = { kind: 'Response', body: create(ResponseSchema, { id: 9, data }) };
+  t.ok(encodeMessage(response).length > 4096, 'metadata: a Response is never compressed');
+  t.ok(encodeMessage(response, 'always').length < 200, 'always: a Response is compressed too');
+  const random: BepMessage = {
+    kind: 'Response',
+    body: create(ResponseSchema, { id: 1, data: randomBytes(4096) }),
+  };
+  t.same(encodeMessage(random, 'always').subarray(0, 4), hex('0002 0804'), 'incompressible: sent plain');
+  const frames = readAll(afterHello(), framed, plain, encodeMessage(response, 'always'));
+  t.equal(frames.length, 3);
+  t.same(
+    frames.map((f) => f.kind === 'message' && f.message.kind),
+    ['ClusterConfig', 'ClusterConfig', 'Response'],
+  );
+  const first = frames[0];
+  if (first?.kind === 'message' && first.message.kind === 'ClusterConfig') {
+    t.same(
+      first.message.body.folders.map((f) => f.id),
+      folders.map((f) => f.id),
+    );
+  }
+  const last = frames[2];
+  if (last?.kind === 'message' && last.message.kind === 'Response')
+    t.same(Buffer.from(last.message.body.data), data);
+});
+
+t.test('frames split anywhere, even byte by byte, read the same', async (t) => {
+  const stream = Buffer.concat([
+    encodeHello({ deviceName: 'a', clientName: 'b', clientVersion: 'c' }),
+    encodeMessage({
+      kind: 'ClusterConfig',
+      body: create(ClusterConfigSchema, { folders: [{ id: 'f'.repeat(300) }] }),
+    }),
+    encodeMessage({ kind: 'Ping', body: create(PingSchema) }),
+  ]);
+  const bytes = [...stream].map((byte) => Buffer.from([byte]));
+  const frames = readAll(new FrameReader(), ...bytes);
+  t.same(
+    frames.map((f) => (f.kind === 'hello' ? 'hello' : f.message.kind)),
+    ['hello', 'ClusterConfig', 'Ping'],
+  );
+});
+
+t.test('a message of a type this version does not know is skipped', async (t) => {
+  const unknown = hex('0002 0863 00000003 010203');
+  const frames = readAll(afterHello(), unknown, encodeMessage({ kind: 'Ping', body: create(PingSchema) }));
+  t.same(
+    frames.map((f) => f.kind === 'message' && f.message.kind),
+    ['Ping'],
+  );
+});
+
+t.test(
+  'what breaks the protocol is a ProtocolError naming it, before anything is allocated for it',
+  async (t) => {
+    const cases: Array<[string, () => FrameReader, Buffer, RegExp]> = [
+      ['an unknown magic', () => new FrameReader(), hex('474554202f20485454'), /unknown magic 0x47455420/],
+      ['a magic before v1', () => new FrameReader(), hex('00010001 0000'), /before BEP v1/],
+      ['a Hello length out of range', () => new FrameReader(), hex('2ea7d90b ffff'), /Hello length 65535/],
+      ['a malformed Hello', () => new FrameReader(), hex('2ea7d90b 0002 0aff'), /malformed Hello/],
+      ['a header length out of range', afterHello, hex('8000'), /header length 32768/],
+      [
+        'a message over 500 MB',
+        afterHello,
+        hex('0000 ffffffff'),
+        /message length 4294967295 is over the limit/,
+      ],
+      ['an unknown compression', afterHello, hex('0002 1007 00000000'), /unknown message compression 7/],
+      ['a malformed body', afterHello, hex('0002 0807 00000002 0a7f'), /malformed message of type 7/],
+      [
+        'an LZ4 size beyond any block',
+        afterHello,
+        hex('0002 1001 00000006 7fffffff 0000'),
+        /claims 2147483647 bytes/,
+      ],
+      [
+        'an LZ4 block shorter than it claims',
+        afterHello,
+        hex('0002 1001 00000006 00000010 1041'),
+        /decoded to 1 bytes, not the 16/,
+      ],
+    ];
+    for (const [what, reader, bytes, message] of cases) {
+      t.throws(() => readAll(reader(), bytes), { name: 'Error', message }, what);
+      t.throws(() => readAll(reader(), bytes), ProtocolError, `${what}: a ProtocolError`);
+    }
+    // A huge length is refused from its 6 bytes: nothing waits for, or holds, the rest.
+    const reader = afterHello();
+    t.throws(() => readAll(reader, hex('0000 20000000')), /over the limit/);
+  },
+);
+
+t.test(
+  'LZ4 blocks: lz4js blocks decode; hostile blocks are refused, never written out of bounds',
+  async (t) => {
+    const text = Buffer.from('abcabcabcabcabcabcabcabcabcabc the end, the end, the end'.repeat(50));
+    const framed = lz4Compress(text);
+    t.ok(framed, 'compressible');
+    if (framed) t.same(lz4Decompress(framed, 1e6), text);
+    const raw = Buffer.alloc(text.length * 2);
+    const size = compressBlock(text, raw, 0, text.length, new Uint32Array(65536));
+    const prefixed = Buffer.concat([Buffer.from([0, 0, 0, 0]), raw.subarray(0, size)]);
+    prefixed.writeUInt32BE(text.length, 0);
+    t.same(lz4Decompress(prefixed, 1e6), text, "lz4js's block, framed by hand");
+    t.throws(() => lz4Decompress(prefixed, 100), { name: 'Lz4Error' }, 'over the caller’s limit');
+    const hostile: Array<[string, string]> = [
+      ['a match before the start', '00000008 1f ffff 00'],
+      ['a zero offset', '00000008 10 41 0000'],
+      ['literals past the input', '00000004 f0 ff'],
+      ['a match past the output', '00000006 10 41 0100 ff ff ff'],
+      ['a length that runs off the end', '00000004 f0'],
+    ];
+    for (const [what, bytes] of hostile)
+      t.throws(() => lz4Decompress(hex(bytes), 1e6), { name: 'Lz4Error' }, what);
+    for (let i = 0; i < 2000; i++) {
+      const garbage = Buffer.concat([Buffer.from([0, 0, 1, 0]), randomBytes(1 + (i % 64))]);
+      try {
+        lz4Decompress(garbage, 1e6);
+      } catch (error) {
+        if (!(error instanceof Lz4Error)) throw error;
+      }
+    }
+  },
+);
+
+t.test('random bytes after a Hello never throw anything but a ProtocolError', async (t) => {
+  let refused = 0;
+  for (let i = 0; i < 3000; i++) {
+    const reader = afterHello();
+    try {
+      readAll(reader, randomBytes(1 + (i % 200)));
+    } catch (error) {
+      if (!(error instanceof ProtocolError)) throw error;
+      refused += 1;
+    }
+  }
+  t.ok(refused > 0, `${refused} of 3000 refused, the rest incomplete or well formed`);
+});
