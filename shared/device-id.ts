@@ -9,7 +9,33 @@ const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
  * `RFR5QYV-USWWDUL-HS54SQX-PPBXXJW-ARCNP65-74JIARS-VVIDBEL-STAQAQG`.
  */
 export function deviceId(certificateDer: Uint8Array): string {
-  return format(base32(createHash('sha256').update(certificateDer).digest()));
+  return deviceIdFromRaw(createHash('sha256').update(certificateDer).digest());
+}
+
+/** A device ID from its 32 raw bytes (as BEP carries it); throws for another length. */
+export function deviceIdFromRaw(raw: Uint8Array): string {
+  if (raw.length !== 32) throw new Error(`a raw device ID has 32 bytes, not ${raw.length}`);
+  return format(base32(raw));
+}
+
+/** The 32 raw bytes of a valid device ID, as BEP carries it. */
+export function rawDeviceId(id: string): Buffer {
+  const plain = canonicalDeviceId(id)
+    .replace(/-/g, '')
+    .replace(/(.{13})./g, '$1');
+  const out = Buffer.alloc(32);
+  let bits = 0;
+  let value = 0;
+  let at = 0;
+  for (const char of plain) {
+    value = ((value << 5) | ALPHABET.indexOf(char)) & 0xfff;
+    bits += 5;
+    if (bits >= 8) {
+      out[at++] = (value >>> (bits - 8)) & 0xff;
+      bits -= 8;
+    }
+  }
+  return out;
 }
 
 /**

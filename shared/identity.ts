@@ -83,7 +83,7 @@ function idOf(cert: string, certPath: string, key: string, keyPath: string): str
   return deviceId(parsed.raw);
 }
 
-async function generateIdentity(): Promise<{ cert: string; key: string }> {
+export async function generateIdentity(): Promise<{ cert: string; key: string }> {
   const generate = await certificateGenerator();
   const notBefore = new Date();
   notBefore.setUTCHours(0, 0, 0, 0);

@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type Address, parseAddress } from './address.ts';
 import { parseDuration } from './duration.ts';
+import { formatSyncUrl, parseSyncUrl } from './sync-url.ts';
 
 export interface Settings {
   home: string;
@@ -31,6 +32,11 @@ export interface Settings {
   tls: boolean;
   tlsCert: string | undefined;
   tlsKey: string | undefined;
+  /** Where the sync protocol listens (tcp://HOST:PORT), over options.listenAddresses; undefined: the configuration's. */
+  syncAddress: string | undefined;
+  /** Local and global discovery, over options.localAnnounceEnabled and globalAnnounceEnabled; undefined: the configuration's. */
+  localAnnounce: boolean | undefined;
+  globalAnnounce: boolean | undefined;
   /** The settings given by a flag or the environment, as opposed to defaulted. */
   given: ReadonlySet<SettingName>;
 }
@@ -160,6 +166,24 @@ export const settingSpecs = {
     env: 'SYNCD_TLS_KEY',
     help: 'PEM file of its private key',
   },
+  syncAddress: {
+    flag: 'sync-address',
+    env: 'SYNCD_SYNC_ADDRESS',
+    help: "tcp://HOST:PORT where other devices connect (Syncthing's protocol); port 0 picks a free port; overrides options.listenAddresses",
+    default: 'options.listenAddresses, at first tcp://0.0.0.0:22000',
+  },
+  localAnnounce: {
+    flag: 'local-announce',
+    env: 'SYNCD_LOCAL_ANNOUNCE',
+    help: 'local discovery: announce on and listen to the LAN, UDP port 21027 (1 or 0); overrides options.localAnnounceEnabled',
+    default: '0',
+  },
+  globalAnnounce: {
+    flag: 'global-announce',
+    env: 'SYNCD_GLOBAL_ANNOUNCE',
+    help: 'global discovery: announce to and look up on options.globalAnnounceServers (1 or 0); overrides options.globalAnnounceEnabled',
+    default: '0',
+  },
 } as const satisfies Record<string, SettingSpec>;
 
 export type SettingName = keyof typeof settingSpecs;
@@ -222,6 +246,9 @@ export function readSettings(argv: readonly string[], env: NodeJS.ProcessEnv): S
     tls,
     tlsCert: raw('tlsCert'),
     tlsKey: raw('tlsKey'),
+    syncAddress: readSyncAddress(raw('syncAddress')),
+    localAnnounce: optionalSwitch('localAnnounce', raw('localAnnounce')),
+    globalAnnounce: optionalSwitch('globalAnnounce', raw('globalAnnounce')),
     given,
   };
 }
@@ -251,7 +278,12 @@ function defaultHome(env: NodeJS.ProcessEnv): string {
 }
 
 // Settings that are 1 or 0, which may also be given bare: `--tls` is `--tls 1`.
-const switches: ReadonlySet<string> = new Set([settingSpecs.tls.flag, settingSpecs.stopWithStdin.flag]);
+const switches: ReadonlySet<string> = new Set([
+  settingSpecs.tls.flag,
+  settingSpecs.stopWithStdin.flag,
+  settingSpecs.localAnnounce.flag,
+  settingSpecs.globalAnnounce.flag,
+]);
 
 function parseFlags(argv: readonly string[]): Record<string, string | undefined> {
   const options = Object.fromEntries(
@@ -275,6 +307,17 @@ function readAddress(text: string): Address {
   const parsed = parseAddress(text);
   if (typeof parsed === 'string') throw new SettingError(settingLabel('address'), parsed);
   return parsed;
+}
+
+function readSyncAddress(text: string | undefined): string | undefined {
+  if (text === undefined) return undefined;
+  const parsed = parseSyncUrl(text);
+  if (typeof parsed === 'string') throw new SettingError(settingLabel('syncAddress'), parsed);
+  return formatSyncUrl(parsed);
+}
+
+function optionalSwitch(name: SettingName, text: string | undefined): boolean | undefined {
+  return text === undefined ? undefined : readSwitch(name, text);
 }
 
 function readApiKey(text: string | undefined): string | undefined {

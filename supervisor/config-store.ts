@@ -14,6 +14,33 @@ export interface SaveStep {
  */
 export class SaveRefused extends Error {}
 
+export type PrepareSave = (from: Configuration, to: Configuration) => Promise<SaveStep | undefined>;
+
+/** Several saves' steps as one: prepared in order; when one refuses, those prepared are undone. */
+export function allSteps(...prepares: PrepareSave[]): PrepareSave {
+  return async (from, to) => {
+    const steps: SaveStep[] = [];
+    try {
+      for (const prepare of prepares) {
+        const step = await prepare(from, to);
+        if (step) steps.push(step);
+      }
+    } catch (error) {
+      for (const step of steps) step.abort();
+      throw error;
+    }
+    if (steps.length === 0) return undefined;
+    return {
+      commit: async () => {
+        for (const step of steps) await step.commit();
+      },
+      abort: () => {
+        for (const step of steps) step.abort();
+      },
+    };
+  };
+}
+
 /**
  * The configuration and its file, kept by the supervisor for every worker: workers send changed
  * configurations, saves happen one at a time, each from the revision it was made from, and a save
@@ -22,24 +49,19 @@ export class SaveRefused extends Error {}
  */
 export class ConfigStore {
   readonly #path: string;
-  #prepare: (from: Configuration, to: Configuration) => Promise<SaveStep | undefined>;
+  #prepare: PrepareSave;
   #config: Configuration;
   #revision = 1;
   #queue: Promise<unknown> = Promise.resolve();
 
-  constructor(
-    path: string,
-    config: Configuration,
-    prepare: (from: Configuration, to: Configuration) => Promise<SaveStep | undefined> = async () =>
-      undefined,
-  ) {
+  constructor(path: string, config: Configuration, prepare: PrepareSave = async () => undefined) {
     this.#path = path;
     this.#config = config;
     this.#prepare = prepare;
   }
 
   /** What every save does besides writing the file, once what it acts on exists. */
-  prepareWith(prepare: (from: Configuration, to: Configuration) => Promise<SaveStep | undefined>): void {
+  prepareWith(prepare: PrepareSave): void {
     this.#prepare = prepare;
   }
 

@@ -17,7 +17,7 @@ export interface Listener {
  * Binds the service's address. Connections are accepted paused: the supervisor never reads from them,
  * it hands them to a worker, which reads from the start.
  */
-export function bindListener(address: Address): Promise<Listener> {
+export function bindListener(address: Address, label = settingLabel('address')): Promise<Listener> {
   const server = createServer({ pauseOnConnect: true });
   const early: Socket[] = [];
   let accept = (socket: Socket): void => {
@@ -32,7 +32,7 @@ export function bindListener(address: Address): Promise<Listener> {
     server.once('error', (error: NodeJS.ErrnoException) => {
       const why = reasons[error.code ?? ''] ?? error.message;
       reject(
-        new SettingError(settingLabel('address'), `cannot listen on ${formatAddress(address)}: ${why}`, {
+        new SettingError(label, `cannot listen on ${formatAddress(address)}: ${why}`, {
           cause: error,
         }),
       );
@@ -68,16 +68,16 @@ export class Listeners {
   readonly #bound = new Map<ListenerName, Listener>();
   #accept: ((name: ListenerName, socket: Socket) => void) | undefined;
 
-  async bind(name: ListenerName, address: Address): Promise<Listener> {
-    return (await this.prepare(name, address)).commit();
+  async bind(name: ListenerName, address: Address, label?: string): Promise<Listener> {
+    return (await this.prepare(name, address, label)).commit();
   }
 
   /**
    * Binds a new socket for `name` and keeps the old one accepting until `commit` swaps them; `abort`
    * closes the new one instead. A change that must not half happen binds first, then does the rest.
    */
-  async prepare(name: ListenerName, address: Address): Promise<PendingListener> {
-    const listener = await bindListener(address);
+  async prepare(name: ListenerName, address: Address, label?: string): Promise<PendingListener> {
+    const listener = await bindListener(address, label);
     return {
       bound: listener.bound,
       commit: () => {
@@ -90,6 +90,12 @@ export class Listeners {
       },
       abort: () => listener.server.close(),
     };
+  }
+
+  /** Stops listening for `name`; connections accepted so far are served as usual. */
+  unbind(name: ListenerName): void {
+    this.#bound.get(name)?.server.close();
+    this.#bound.delete(name);
   }
 
   get(name: ListenerName): Listener | undefined {

@@ -17,13 +17,15 @@ import { RecentErrors } from '../shared/recent-errors.ts';
 import { readSettings, SettingError, type Settings, usage } from '../shared/settings.ts';
 import { type Identity, loadIdentity } from '../shared/identity.ts';
 import { fingerprint, loadTls } from '../shared/tls.ts';
-import { ConfigStore } from './config-store.ts';
+import { allSteps, ConfigStore } from './config-store.ts';
+import { SyncListener } from './sync-listener.ts';
 import { type GuiServing, guiSaveStep, guiServing } from './gui-config.ts';
 import { type HomeLock, lockHome } from './home-lock.ts';
 import { type Listener, Listeners } from './listeners.ts';
 import { fitConnections, openFileLimit } from './open-files.ts';
 import { catchSignals, type SignalQueue } from './signals.ts';
 import { EXIT_BAD_CONFIG, EXIT_OK, EXIT_UNEXPECTED, Supervisor } from './supervisor.ts';
+import type { SyncListening } from '../shared/ipc/protocol.ts';
 import { WorkerProcess } from './worker-process.ts';
 
 /** What the supervisor process uses of its surroundings; tests give their own. */
@@ -110,16 +112,24 @@ export async function runSupervisor(
     'supervisor started',
   );
   const stderr = new LossyOutput(2);
+  // The sync listener is not the REST interface's: a port another program holds is reported and tried
+  // again, and the service serves meanwhile.
+  const sync = new SyncListener({ listeners, logger, flag: settings.syncAddress });
+  let serveSync = (_listening: SyncListening): void => {};
+  await sync.start(store.config, (listening) => serveSync(listening));
   const supervisor = new Supervisor({
     settings,
     worker: {
       apiKey: gui.apiKey,
       deviceId: identity.deviceId,
+      device: { cert: identity.cert, key: identity.key },
       home: settings.home,
       address,
       allowedHosts: allowedHostsFor((listeners.get('gui') as Listener).bound, settings.allowedHosts),
       tls: tls ? { cert: tls.cert, key: tls.key } : null,
       overridden: gui.overridden,
+      sync: sync.listening,
+      announce: { local: settings.localAnnounce ?? null, global: settings.globalAnnounce ?? null },
     },
     config: store,
     closeListeners: () => listeners.close(),
@@ -128,22 +138,27 @@ export async function runSupervisor(
     spawn: (events) => new WorkerProcess(events, { stderr }),
   });
   record = (error, slot) => supervisor.recordError({ op: 'add', error, slot });
-  // A saved GUI address or key moves what is served; the rest of a save is the workers' business.
+  serveSync = (listening) => supervisor.serve({ sync: listening });
+  // A saved GUI address or key, or sync listen address, moves what is served; the rest of a save is
+  // the workers' business.
   store.prepareWith(
-    guiSaveStep({
-      listeners,
-      settings,
-      overridden: gui.overridden,
-      serve: (serving) => supervisor.serve(serving),
-      moved: async (moved) => {
-        const now = { address: moved, url: `${tls ? 'https' : 'http'}://${moved}` };
-        await writeAddressFiles(settings.home, now.address, now.url).catch((error: Error) =>
-          logger.error({ err: error }, `could not record the new GUI address: ${error.message}`),
-        );
-        written = now;
-        logger.info({ address: moved }, 'listening on the new GUI address');
-      },
-    }),
+    allSteps(
+      guiSaveStep({
+        listeners,
+        settings,
+        overridden: gui.overridden,
+        serve: (serving) => supervisor.serve(serving),
+        moved: async (moved) => {
+          const now = { address: moved, url: `${tls ? 'https' : 'http'}://${moved}` };
+          await writeAddressFiles(settings.home, now.address, now.url).catch((error: Error) =>
+            logger.error({ err: error }, `could not record the new GUI address: ${error.message}`),
+          );
+          written = now;
+          logger.info({ address: moved }, 'listening on the new GUI address');
+        },
+      }),
+      sync.saveStep,
+    ),
   );
   listeners.startAccepting((name, socket) => supervisor.accept(name, socket));
   supervisor.start();
@@ -154,6 +169,7 @@ export async function runSupervisor(
   }
   const stopReporting = reportDroppedLines(logger, standardOutput());
   const code = await supervisor.done;
+  sync.stop();
   stopReporting();
   io.signals.release();
   if (settings.stopWithStdin) io.stdin.pause();

@@ -36,7 +36,16 @@ export interface SupervisorOptions {
   /** What every worker is told besides its settings; `serve` changes what the next ones get. */
   worker: Pick<
     WorkerInit,
-    'apiKey' | 'deviceId' | 'home' | 'address' | 'allowedHosts' | 'tls' | 'overridden'
+    | 'apiKey'
+    | 'deviceId'
+    | 'device'
+    | 'home'
+    | 'address'
+    | 'allowedHosts'
+    | 'tls'
+    | 'overridden'
+    | 'sync'
+    | 'announce'
   >;
   /** The configuration: every worker starts with it, and saves go through it (see config-store.ts). */
   config: ConfigKeeper;
@@ -69,7 +78,7 @@ interface Slot {
 }
 
 /** Which worker each listener's connections go to: the newest serving HTTP, or the one holding the service. */
-const feeds: Record<ListenerName, 'http' | 'service'> = { gui: 'http' };
+const feeds: Record<ListenerName, 'http' | 'service'> = { gui: 'http', sync: 'service' };
 
 // How much longer than the drain timeout a stopping worker gets before it is killed: the worker
 // enforces the drain timeout itself, this only catches one that cannot.
@@ -120,7 +129,10 @@ export class Supervisor {
     });
     // A tick later than one and a half intervals is a gap in scheduling, not load.
     this.#clock = new AwakeClock(1.5 * this.#heartbeatEveryMs, options.readClock);
-    this.#handoffs = { gui: new Handoff('gui', this.#clock, options.settings.maxConnections) };
+    this.#handoffs = {
+      gui: new Handoff('gui', this.#clock, options.settings.maxConnections),
+      sync: new Handoff('sync', this.#clock, options.settings.maxConnections),
+    };
     this.#handover = new ServiceHandover({
       clock: this.#clock,
       logger: this.#log,
@@ -269,8 +281,8 @@ export class Supervisor {
   /** What workers serve with changed (a saved configuration moved it): the next ones, and every one now. */
   serve(serving: Partial<Serving> & Partial<Pick<WorkerInit, 'tls'>>): void {
     Object.assign(this.#options.worker, serving);
-    const { address, allowedHosts, apiKey } = this.#options.worker;
-    this.#broadcast({ type: 'syncd:serving', serving: { address, allowedHosts, apiKey } });
+    const { address, allowedHosts, apiKey, sync } = this.#options.worker;
+    this.#broadcast({ type: 'syncd:serving', serving: { address, allowedHosts, apiKey, sync } });
   }
 
   /** Records a change to the recent errors made here, and tells every worker. */

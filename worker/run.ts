@@ -106,14 +106,24 @@ export function runWorker(parent: ParentChannel, options: { testRoutes?: boolean
       });
       config.onChange(configEvents(events));
       const service = new Service(() =>
-        openService({ home: init.home, config, events, shortId: shortIdOf(init.deviceId), logger }),
+        openService({
+          home: init.home,
+          config,
+          events,
+          shortId: shortIdOf(init.deviceId),
+          myId: init.deviceId,
+          credentials: init.device,
+          logger,
+        }),
       );
       const access: Access = { apiKey: init.apiKey, allowedHosts: init.allowedHosts };
+      let sync = init.sync;
       const status = {
         startTime: new Date(),
         address: init.address,
         supervisor: () => supervisor,
         serviceHeld: () => service.held,
+        sync: () => sync,
       };
 
       const app = buildApp({
@@ -146,8 +156,16 @@ export function runWorker(parent: ParentChannel, options: { testRoutes?: boolean
           `closed ${evicted} connections that had sent no request with the API key, to stay within ${settings.maxConnections} connections`,
         ),
       );
-      // Each listener's connections, served apart.
-      const pools: Record<ListenerName, ConnectionPool> = { gui: pool };
+      // Each listener's connections: the REST interface's to the HTTP pool, other devices' to the
+      // service, if this worker still holds it (a device whose connection is closed dials again).
+      const serveOn: Record<ListenerName, (socket: Socket) => void> = {
+        gui: (socket) => pool.serve(socket),
+        sync: (socket) => {
+          const connections = service.current?.connections;
+          if (connections) connections.accept(socket);
+          else socket.destroy();
+        },
+      };
       const stopReporting = reportDroppedLines(logger, standardOutput());
 
       const drain = async (reason: DrainReason) => {
@@ -183,7 +201,7 @@ export function runWorker(parent: ParentChannel, options: { testRoutes?: boolean
       const handlers: Dispatch<SupervisorMessage, [unknown]> = {
         'syncd:init': () => logger.warn('a second init from the supervisor was ignored'),
         'syncd:connection': (message, socket) => {
-          pools[message.listener].serve(socket as Socket);
+          serveOn[message.listener](socket as Socket);
           send({ type: 'syncd:accepted', seq: message.seq });
         },
         'syncd:stats': (message) => {
@@ -205,6 +223,7 @@ export function runWorker(parent: ParentChannel, options: { testRoutes?: boolean
           access.apiKey = serving.apiKey;
           access.allowedHosts = serving.allowedHosts;
           status.address = serving.address;
+          sync = serving.sync;
         },
       };
       send({ type: 'syncd:ready' });

@@ -34,6 +34,7 @@ export const syncd: Target = {
     return launch(process.execPath, [syncdBin, 'serve'], port, home, {
       SYNCD_HOME: home,
       SYNCD_ADDRESS: `127.0.0.1:${port}`,
+      SYNCD_SYNC_ADDRESS: 'tcp://127.0.0.1:0',
       SYNCD_API_KEY: API_KEY,
       SYNCD_LOG_LEVEL: 'warn',
     });

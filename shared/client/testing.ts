@@ -87,6 +87,8 @@ export async function startService(options: StartOptions = {}): Promise<Service>
     SYNCD_HOME: home,
     // Port 0: the service picks a free port and says which; no race with other tests for one.
     SYNCD_ADDRESS: '127.0.0.1:0',
+    // Other devices connect on loopback only, at a free port: tests never take 22000 from each other.
+    SYNCD_SYNC_ADDRESS: 'tcp://127.0.0.1:0',
     SYNCD_API_KEY: options.apiKey ?? newApiKey(),
     SYNCD_LOG_LEVEL: 'info',
     SYNCD_STOP_WITH_STDIN: '1',

@@ -42,13 +42,25 @@ export interface WorkerInit {
   allowedHosts: string[] | null;
   /** The certificate and key to serve HTTPS with, or null for HTTP. */
   tls: { cert: string; key: string } | null;
+  /** The device's certificate and key (cert.pem, key.pem), for the sync protocol's TLS. */
+  device: { cert: string; key: string };
   supervisor: SupervisorStats;
   /** The configuration (config.json), kept by the supervisor, and the number of its last change. */
   config: Configuration;
   configRevision: number;
   /** Which of the configuration's GUI settings a flag or the environment overrides. */
   overridden: Overridden;
+  /** The sync protocol's listeners. */
+  sync: SyncListening;
+  /** Discovery as a flag or the environment sets it, over the configuration's options; null: not set. */
+  announce: { local: boolean | null; global: boolean | null };
 }
+
+/**
+ * The sync protocol's listen addresses, as configured (options.listenAddresses, or the flag that
+ * overrides them): where each is bound (tcp://HOST:PORT), or why it is not.
+ */
+export type SyncListening = Record<string, { bound: string | null; error: string | null }>;
 
 export interface Overridden {
   guiAddress: boolean;
@@ -57,7 +69,7 @@ export interface Overridden {
 }
 
 /** What a worker serves with that a configuration change can move: sent to every worker. */
-export type Serving = Pick<WorkerInit, 'address' | 'allowedHosts' | 'apiKey'>;
+export type Serving = Pick<WorkerInit, 'address' | 'allowedHosts' | 'apiKey' | 'sync'>;
 
 /** The answer to a configuration save: the error names what could not be done, and nothing was. */
 export type SaveAnswer =
@@ -68,10 +80,10 @@ export type DrainReason = Action;
 
 /**
  * The listening sockets the supervisor owns, each handed to the worker that serves its kind: `gui`, the
- * REST interface, goes to the newest worker that serves HTTP. (The sync listener of the coming
- * connections issue joins here, fed to the worker that holds the service.)
+ * REST interface, goes to the newest worker that serves HTTP; `sync`, other devices' connections, to
+ * the worker that holds the service.
  */
-export type ListenerName = 'gui';
+export type ListenerName = 'gui' | 'sync';
 
 /**
  * Supervisor to worker. Request-like messages carry a `seq` that their answer repeats (see

@@ -66,6 +66,7 @@ t.test(
     const port = await getPort();
     const env = {
       SYNCD_ADDRESS: `0.0.0.0:${port}`,
+      SYNCD_SYNC_ADDRESS: 'tcp://127.0.0.1:0',
       SYNCD_HOME: join(app, 'home'),
       NPM_CONFIG_UPDATE_NOTIFIER: 'false',
     };

@@ -14,6 +14,7 @@ t.test(
       env: {
         SYNCD_HOME: t.testdir(),
         SYNCD_ADDRESS: '127.0.0.1:0',
+        SYNCD_SYNC_ADDRESS: 'tcp://127.0.0.1:0',
         SYNCD_API_KEY: apiKey,
         SYNCD_TEST_ROUTES: '1',
       },
@@ -63,7 +64,12 @@ t.test(
 t.test(
   'an open-file limit too low for the connections asked for: exit 2, or the default lowered',
   async (t) => {
-    const env = { SYNCD_HOME: t.testdir(), SYNCD_ADDRESS: '127.0.0.1:0', SYNCD_API_KEY: apiKey };
+    const env = {
+      SYNCD_HOME: t.testdir(),
+      SYNCD_ADDRESS: '127.0.0.1:0',
+      SYNCD_SYNC_ADDRESS: 'tcp://127.0.0.1:0',
+      SYNCD_API_KEY: apiKey,
+    };
     const given = await execa(
       'prlimit',
       ['--nofile=300:300', process.execPath, syncdBin, 'serve', '--max-connections', '1000'],

@@ -65,6 +65,7 @@ t.test(
         env: {
           SYNCD_HOME: t.testdir(),
           SYNCD_ADDRESS: '127.0.0.1:0',
+          SYNCD_SYNC_ADDRESS: 'tcp://127.0.0.1:0',
           SYNCD_API_KEY: 'a-key-for-the-early-signals',
         },
         reject: false,

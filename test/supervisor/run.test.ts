@@ -18,7 +18,7 @@ async function tempHome(t: { teardown(fn: () => unknown): void }) {
 /** Runs the supervisor expecting it to stop at once; returns its exit code and log lines. */
 async function runToExit(env: Record<string, string>, args: string[] = []) {
   const result = await execa('node', [syncdBin, 'serve', ...args], {
-    env,
+    env: { SYNCD_SYNC_ADDRESS: 'tcp://127.0.0.1:0', ...env },
     reject: false,
     timeout: 20_000,
     stdin: 'ignore',

@@ -59,6 +59,9 @@ function setup(t: Test, overrides: Partial<SupervisorOptions['settings']> = {}) 
       allowedHosts: null,
       tls: null,
       overridden: { guiAddress: false, apiKey: false, tls: false },
+      sync: {},
+      device: { cert: '', key: '' },
+      announce: { local: null, global: null },
     },
     config: new ConfigStore(join(t.testdir(), 'config.json'), testConfiguration()),
     closeListeners: () => {

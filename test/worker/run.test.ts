@@ -5,6 +5,9 @@ import t, { type Test } from 'tap';
 import type { SupervisorMessage, WorkerInit, WorkerMessage } from '../../shared/ipc/protocol.ts';
 import { runWorker } from '../../worker/run.ts';
 import { testConfiguration } from '../helpers/config.ts';
+import { testDevice } from '../helpers/device.ts';
+
+const { cert, key } = await testDevice();
 
 const apiKey = 'a-key-for-the-worker-tests';
 
@@ -27,6 +30,9 @@ const init: WorkerInit = {
   config: testConfiguration(),
   configRevision: 1,
   overridden: { guiAddress: false, apiKey: false, tls: false },
+  sync: {},
+  device: { cert, key },
+  announce: { local: null, global: null },
 };
 
 /** A parent channel: what the worker sends, and a way to send it messages with handles. */

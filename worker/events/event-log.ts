@@ -9,6 +9,8 @@ export const EVENT_TYPES = [
   'PendingDevicesChanged',
   'DevicePaused',
   'DeviceResumed',
+  // Syncthing logs it from 1.20 on; {device}.
+  'ClusterConfigReceived',
   'LocalChangeDetected',
   'RemoteChangeDetected',
   'LocalIndexUpdated',

@@ -28,6 +28,7 @@ import { type TestRouteOptions, testRoutes } from './routes/test.ts';
 import { configRoutes } from './routes/config.ts';
 import { eventRoutes } from './routes/events.ts';
 import { dbRoutes } from './routes/db.ts';
+import { clusterRoutes } from './routes/cluster.ts';
 import type { SyncService } from '../service/open-service.ts';
 import type { WorkerConfig } from '../config/worker-config.ts';
 import type { EventLog } from '../events/event-log.ts';
@@ -213,6 +214,7 @@ export function buildApp(options: AppOptions) {
   if (options.events) app.register(eventRoutes, { events: options.events });
   if (options.config && options.service) {
     app.register(dbRoutes, { config: options.config, service: options.service });
+    app.register(clusterRoutes, { service: options.service });
   }
   if (options.testRoutes) app.register(testRoutes, { ...options.testRoutes, prefix: '/rest/test' });
   return app;

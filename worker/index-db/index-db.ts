@@ -45,6 +45,15 @@ const MIGRATIONS: string[][] = [
      ) WITHOUT ROWID`,
     'CREATE INDEX files_by_sequence ON files (folder, device, sequence)',
   ],
+  [
+    // Devices that connected without being configured, as Syncthing keeps them for the user to add.
+    `CREATE TABLE pending_devices (
+       device TEXT PRIMARY KEY,
+       name TEXT NOT NULL,
+       address TEXT NOT NULL,
+       time TEXT NOT NULL
+     ) WITHOUT ROWID`,
+  ],
 ];
 export const SCHEMA_VERSION = MIGRATIONS.length;
 // What identifies the file as ours: SQLite's application_id ("sync" in ASCII).
@@ -98,6 +107,14 @@ export type FileSummary = Pick<
   | 'symlinkTarget'
 >;
 
+/** A device that connected without being configured: its ID, the name its Hello gave, where from, when. */
+export interface PendingDevice {
+  device: string;
+  name: string;
+  address: string;
+  time: string;
+}
+
 export interface FolderCounts {
   files: number;
   directories: number;
@@ -148,6 +165,13 @@ export class IndexDb {
         'SELECT folder FROM folders UNION SELECT DISTINCT folder FROM files',
       ),
       dropFolder: db.prepare('DELETE FROM folders WHERE folder = ?'),
+      pendingDevices: db.prepare<[], PendingDevice>(
+        'SELECT device, name, address, time FROM pending_devices ORDER BY device',
+      ),
+      putPendingDevice: db.prepare(
+        'INSERT OR REPLACE INTO pending_devices (device, name, address, time) VALUES (?, ?, ?, ?)',
+      ),
+      dropPendingDevice: db.prepare('DELETE FROM pending_devices WHERE device = ?'),
       dropFiles: db.prepare('DELETE FROM files WHERE folder = ?'),
     };
   }
@@ -244,6 +268,23 @@ export class IndexDb {
   /** Every folder the index has anything of. */
   folderIds(): string[] {
     return this.#statements.folderIds.all().map((row) => row.folder);
+  }
+
+  /** Devices that connected unconfigured, by device ID. */
+  pendingDevices(): PendingDevice[] {
+    return this.#statements.pendingDevices.all();
+  }
+
+  /** Records (or renews) a pending device; true when it was not pending before. */
+  addPendingDevice(device: PendingDevice): boolean {
+    const known = this.pendingDevices().some((pending) => pending.device === device.device);
+    this.#statements.putPendingDevice.run(device.device, device.name, device.address, device.time);
+    return !known;
+  }
+
+  /** Forgets a pending device; true when it was pending. */
+  dropPendingDevice(device: string): boolean {
+    return this.#statements.dropPendingDevice.run(device).changes > 0;
   }
 
   /** Erases a folder's index, its index ID included: the next scan makes a new one. */

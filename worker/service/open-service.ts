@@ -7,13 +7,17 @@ import { INDEX_FILE, IndexDb, IndexDbError } from '../index-db/index-db.ts';
 import { HasherPool } from '../scanner/hasher-pool.ts';
 import { clearReset, pendingReset } from './reset-request.ts';
 import type { Held } from './service.ts';
+import type { SessionTimes } from '../bep/session.ts';
+import type { DeviceCredentials } from '../bep/tls-options.ts';
+import { DeviceConnections, memoryPendingStore } from '../devices/device-connections.ts';
 
-/** The service as a worker holds it: the index, the hashing threads and the folders. */
+/** The service as a worker holds it: the index, the hashing threads, the folders and the devices. */
 export interface SyncService extends Held {
   /** Undefined when the index cannot be used: `indexError` says why, and every folder is in error. */
   db: IndexDb | undefined;
   indexError: string | undefined;
   folders: Folders | undefined;
+  connections: DeviceConnections;
 }
 
 export interface ServiceContext {
@@ -21,7 +25,12 @@ export interface ServiceContext {
   config: WorkerConfig;
   events: EventLog;
   shortId: bigint;
+  myId: string;
+  /** The device's certificate and key, for the sync protocol. */
+  credentials: DeviceCredentials;
   logger: Logger;
+  /** Session timings, shorter in tests. */
+  times?: SessionTimes;
 }
 
 /**
@@ -46,11 +55,30 @@ export async function openService(context: ServiceContext): Promise<SyncService>
   if (db && context.config.current.folders.length > 0) hasher.warm();
   const folders = db ? new Folders({ ...context, db, hasher }) : undefined;
   folders?.start();
+  const connections = new DeviceConnections({
+    myId: context.myId,
+    credentials: context.credentials,
+    config: context.config,
+    events: context.events,
+    logger: context.logger,
+    pending: db ?? memoryPendingStore(),
+    index: (folder, device) => {
+      // What is known of other devices' indexes comes with synchronization; until then, nothing.
+      if (device !== context.myId || !db) return { indexId: 0n, maxSequence: 0n };
+      const { indexId, sequence } = db.folder(folder);
+      return { indexId, maxSequence: BigInt(sequence) };
+    },
+    times: context.times,
+  });
+  connections.start();
   return {
     db,
     indexError,
     folders,
+    connections,
     close: async () => {
+      // Devices hear why first; then what they might have asked of is let go.
+      await connections.close();
       await folders?.stop();
       await hasher.close();
       db?.close();

@@ -11,6 +11,7 @@ import { openService, type SyncService } from '../../../worker/service/open-serv
 import { appOptions, injector, silentLogger, testApiKey } from '../../helpers/app.ts';
 import { localConfig, testConfiguration, testDeviceId } from '../../helpers/config.ts';
 import { shortIdOf } from '../../../shared/device-id.ts';
+import { testDevice } from '../../helpers/device.ts';
 
 async function setup(t: Test, options: { folders?: Array<Record<string, unknown>>; held?: boolean } = {}) {
   const home = t.testdir({
@@ -28,6 +29,8 @@ async function setup(t: Test, options: { folders?: Array<Record<string, unknown>
       config: local.config,
       events,
       shortId: shortIdOf(testDeviceId),
+      myId: testDeviceId,
+      credentials: await testDevice(),
       logger: silentLogger(),
     });
   }
@@ -211,6 +214,8 @@ t.test(
       config: local.config,
       events: new EventLog(),
       shortId: 1n,
+      myId: testDeviceId,
+      credentials: await testDevice(),
       logger: silentLogger(),
     });
     t.teardown(() => service.close());

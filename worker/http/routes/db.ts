@@ -164,7 +164,8 @@ export async function dbRoutes(app: FastifyInstance, options: DbRouteOptions): P
   });
 }
 
-function held(options: DbRouteOptions): SyncService {
+/** The service this worker holds; 503 with Retry-After for the moment it changes hands. */
+export function held(options: { service: () => SyncService | undefined }): SyncService {
   const service = options.service();
   if (!service) {
     throw new HttpError(

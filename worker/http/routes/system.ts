@@ -1,7 +1,8 @@
 import { homedir } from 'node:os';
 import { sep } from 'node:path';
 import type { FastifyInstance, FastifyPluginOptions, FastifyReply, FastifyRequest } from 'fastify';
-import type { Action, SupervisorStats } from '../../../shared/ipc/protocol.ts';
+import type { Action, SupervisorStats, SyncListening } from '../../../shared/ipc/protocol.ts';
+import type { SyncService } from '../../service/open-service.ts';
 import { type ErrorChange, RecentErrors } from '../../../shared/recent-errors.ts';
 import { versionInfo } from '../../../shared/version.ts';
 import type { WorkerConfig } from '../../config/worker-config.ts';
@@ -21,6 +22,8 @@ export interface StatusSource {
   supervisor: () => SupervisorStats;
   /** Whether this worker holds the service (see worker/service/service.ts). */
   serviceHeld?: () => boolean;
+  /** The sync protocol's listeners, as the supervisor bound them. */
+  sync?: () => SyncListening;
 }
 
 interface SystemRouteOptions extends FastifyPluginOptions {
@@ -28,6 +31,8 @@ interface SystemRouteOptions extends FastifyPluginOptions {
   config?: WorkerConfig;
   /** Whether a flag or variable decides the GUI address rather than the configuration. */
   guiAddressOverridden?: boolean;
+  /** The service (the devices' connections among it), while this worker holds it. */
+  service?: () => SyncService | undefined;
   /** Records a reset of a folder's index (every folder's when undefined), carried out after a restart. */
   reset?: (folder: string | undefined) => Promise<void>;
   errors: ErrorList;
@@ -105,6 +110,8 @@ export async function systemRoutes(app: FastifyInstance, options: SystemRouteOpt
       service: { held: status.serviceHeld?.() ?? false },
       pathSeparator: sep,
       tilde: homedir(),
+      connectionServiceStatus: connectionServiceStatus(status.sync?.() ?? {}),
+      lastDialStatus: options.service?.()?.connections.lastDialStatus ?? {},
     };
   });
 
@@ -134,25 +141,37 @@ export async function systemRoutes(app: FastifyInstance, options: SystemRouteOpt
     app.post('/pause', pause(true));
     app.post('/resume', pause(false));
 
-    // Every configured device, this one included, as Syncthing lists them; nothing connects yet.
+    // Every configured device, this one included, as Syncthing lists them, with the figures of those
+    // connected.
     app.get('/connections', async () => {
+      const now = new Date().toISOString();
+      const connected = options.service?.()?.connections.connections;
       const connections: Record<string, unknown> = {};
+      let inBytesTotal = 0;
+      let outBytesTotal = 0;
       for (const device of config.current.devices) {
+        const connection = connected?.get(device.deviceID);
+        if (!connection) {
+          connections[device.deviceID] = { ...DISCONNECTED, paused: device.paused };
+          continue;
+        }
+        const { session } = connection;
+        inBytesTotal += session.inBytes;
+        outBytesTotal += session.outBytes;
         connections[device.deviceID] = {
-          at: NEVER,
-          inBytesTotal: 0,
-          outBytesTotal: 0,
-          startedAt: NEVER,
-          connected: false,
+          at: now,
+          inBytesTotal: session.inBytes,
+          outBytesTotal: session.outBytes,
+          startedAt: connection.startedAt.toISOString(),
+          connected: true,
           paused: device.paused,
-          address: '',
-          clientVersion: '',
-          type: '',
-          crypto: '',
+          address: connection.address,
+          clientVersion: connection.clientVersion,
+          type: connection.type,
+          crypto: connection.crypto,
         };
       }
-      const now = `${new Date().toISOString().slice(0, 19)}Z`;
-      return { connections, total: { at: now, inBytesTotal: 0, outBytesTotal: 0 } };
+      return { connections, total: { at: now, inBytesTotal, outBytesTotal } };
     });
   }
 
@@ -192,6 +211,28 @@ export async function systemRoutes(app: FastifyInstance, options: SystemRouteOpt
 
 // Go's zero time, which Syncthing writes for a device never connected.
 const NEVER = '0001-01-01T00:00:00Z';
+const DISCONNECTED = {
+  at: NEVER,
+  inBytesTotal: 0,
+  outBytesTotal: 0,
+  startedAt: NEVER,
+  connected: false,
+  paused: false,
+  address: '',
+  clientVersion: '',
+  type: '',
+  crypto: '',
+};
+
+/** Syncthing's connectionServiceStatus: each listen address, with where it listens or why it does not. */
+function connectionServiceStatus(listening: SyncListening) {
+  return Object.fromEntries(
+    Object.entries(listening).map(([url, { bound, error }]) => [
+      url,
+      { error, lanAddresses: bound ? [bound] : [], wanAddresses: bound ? [bound] : [] },
+    ]),
+  );
+}
 
 const notBuiltYet = [
   ['POST', '/reset'],

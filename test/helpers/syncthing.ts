@@ -1,0 +1,119 @@
+// A real Syncthing 1.19 (Debian's `syncthing`) as the other device in compatibility tests: its own
+// home, loopback only, nothing reaching out (no discovery, relays, NAT, usage reports or upgrades).
+import { type ChildProcess, spawn } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { execa } from 'execa';
+import getPort from 'get-port';
+import { deviceId } from '../../shared/device-id.ts';
+
+export const hasSyncthing =
+  (await execa('sh', ['-c', 'command -v syncthing'], { reject: false })).exitCode === 0;
+export const NO_SYNCTHING = 'syncthing is not installed (apt-get install syncthing; .ci/run does it)';
+
+export interface Syncthing {
+  /** http://127.0.0.1:PORT of its REST interface. */
+  url: string;
+  apiKey: string;
+  /** Its device ID. */
+  id: string;
+  /** tcp://127.0.0.1:PORT where it listens for devices. */
+  listen: string;
+  home: string;
+  /** A REST call with its key; the parsed JSON (or text) of a 2xx answer, else it throws. */
+  call<T = unknown>(method: string, path: string, body?: unknown): Promise<T>;
+  /** Waits until `check` returns something other than undefined or false, polling; throws past `ms`. */
+  until<T>(what: string, check: () => Promise<T | undefined | false>, ms?: number): Promise<T>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Writes a Syncthing home whose configuration listens on loopback at `listenPort` and reaches out to
+ * nothing; resolves with its device ID.
+ */
+export async function loopbackSyncthingHome(home: string, listenPort: number): Promise<string> {
+  await execa('syncthing', ['generate', `--home=${home}`, '--no-default-folder', '--skip-port-probing']);
+  const configPath = join(home, 'config.xml');
+  const config = (await readFile(configPath, 'utf8'))
+    .replace(
+      /<listenAddress>[^<]*<\/listenAddress>/,
+      `<listenAddress>tcp://127.0.0.1:${listenPort}</listenAddress>`,
+    )
+    .replace(
+      /<(globalAnnounceEnabled|localAnnounceEnabled|relaysEnabled|natEnabled|startBrowser|crashReportingEnabled)>true</g,
+      '<$1>false<',
+    )
+    .replace(/<urAccepted>\d+</, '<urAccepted>-1<')
+    .replace(/<autoUpgradeIntervalH>\d+</, '<autoUpgradeIntervalH>0<');
+  await writeFile(configPath, config);
+  return deviceId(new X509Certificate(await readFile(join(home, 'cert.pem'))).raw);
+}
+
+interface Teardown {
+  teardown(fn: () => unknown): void;
+}
+
+/** Starts a Syncthing, stopped and its home removed in `t.teardown` whatever the test's outcome. */
+export async function startSyncthing(t: Teardown, name = 'syncthing'): Promise<Syncthing> {
+  const home = await mkdtemp(join(tmpdir(), 'syncd-test-syncthing-'));
+  const running: { child?: ChildProcess } = {};
+  const stop = async () => {
+    const { child } = running;
+    if (child && child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      // The monitor passes SIGTERM on to the process it runs, and exits with it.
+      child.kill('SIGTERM');
+      const forced = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(forced);
+    }
+    await rm(home, { recursive: true, force: true });
+  };
+  t.teardown(stop);
+  const [guiPort, listenPort] = [await getPort({ host: '127.0.0.1' }), await getPort({ host: '127.0.0.1' })];
+  const id = await loopbackSyncthingHome(home, listenPort);
+  const apiKey = `syncthing-key-${guiPort}`;
+  running.child = spawn(
+    'syncthing',
+    [
+      'serve',
+      `--home=${home}`,
+      '--no-browser',
+      '--no-upgrade',
+      '--no-restart',
+      `--gui-address=http://127.0.0.1:${guiPort}`,
+      `--gui-apikey=${apiKey}`,
+    ],
+    { stdio: 'ignore', env: { ...process.env, STNODEFAULTFOLDER: '1', HOME: home } },
+  );
+  const url = `http://127.0.0.1:${guiPort}`;
+  const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
+    const response = await fetch(`${url}${path}`, {
+      method,
+      headers: { 'X-API-Key': apiKey, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    if (!response.ok)
+      throw new Error(`Syncthing answered ${method} ${path} with ${response.status}: ${text}`);
+    try {
+      return JSON.parse(text) as T;
+    } catch {
+      return text as T;
+    }
+  };
+  const until = async <T>(what: string, check: () => Promise<T | undefined | false>, ms = 30_000) => {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const result = await check().catch(() => undefined);
+      if (result !== undefined && result !== false) return result as T;
+      if (Date.now() > deadline) throw new Error(`${name}: ${what} did not happen within ${ms / 1000} s`);
+      await sleep(100);
+    }
+  };
+  await until('answering pings', () => call('GET', '/rest/system/ping'), 60_000);
+  return { url, apiKey, id, listen: `tcp://127.0.0.1:${listenPort}`, home, call, until, stop };
+}

@@ -1,0 +1,182 @@
+import type { TLSSocket } from 'node:tls';
+import { create } from '@bufbuild/protobuf';
+import { CloseSchema, type Hello, PingSchema } from './bep_pb.ts';
+import { type Compression, encodeHello, encodeMessage, FrameReader, ProtocolError } from './frames.ts';
+import type { BepMessage } from './messages.ts';
+
+export interface SessionTimes {
+  /** A Ping goes out when nothing was written for half of this (Syncthing: 90 s, checked every 45 s). */
+  pingEveryMs: number;
+  /** The peer is given up when nothing was received for this long (Syncthing: 300 s). */
+  receiveTimeoutMs: number;
+  /** The peer's Hello must come within this (Syncthing: 20 s). */
+  helloTimeoutMs: number;
+}
+
+export const SYNCTHING_TIMES: SessionTimes = {
+  pingEveryMs: 90_000,
+  receiveTimeoutMs: 300_000,
+  helloTimeoutMs: 20_000,
+};
+
+/** Why a session ended, and who ended it: `us` (a Close we sent), `peer` (its Close, or EOF), `error`. */
+export interface SessionEnd {
+  reason: string;
+  by: 'us' | 'peer' | 'error';
+}
+
+/**
+ * One BEP connection after its TLS handshake: the Hello exchange, then messages both ways, with
+ * Syncthing's keep-alive (a Ping when idle) and receive timeout, and a Close with a reason at the end.
+ * Whatever the peer sends that breaks the protocol ends the session with that as its reason; nothing a
+ * peer sends can throw out of here.
+ */
+export class BepSession {
+  readonly socket: TLSSocket;
+  readonly #reader = new FrameReader();
+  readonly #times: SessionTimes;
+  #compression: Compression = 'metadata';
+  #hello: ((hello: Hello) => void) | undefined;
+  #onMessage: ((message: BepMessage) => void) | undefined;
+  #held: BepMessage[] = [];
+  #first = true;
+  #lastRead = Date.now();
+  #lastWrite = Date.now();
+  #timer: NodeJS.Timeout | undefined;
+  #end: SessionEnd | undefined;
+  #onEnd: Array<(end: SessionEnd) => void> = [];
+
+  constructor(socket: TLSSocket, times: SessionTimes = SYNCTHING_TIMES) {
+    this.socket = socket;
+    this.#times = times;
+    socket.on('data', (chunk: Buffer) => this.#received(chunk));
+    socket.on('end', () => this.#ended({ reason: 'the peer closed the connection (EOF)', by: 'peer' }));
+    socket.on('close', () => this.#ended({ reason: 'the connection closed', by: 'peer' }));
+    socket.on('error', (error) => this.#ended({ reason: error.message, by: 'error' }));
+  }
+
+  /** Bytes received and sent on the connection, TLS included. */
+  get inBytes(): number {
+    return tcpOf(this.socket).bytesRead;
+  }
+
+  get outBytes(): number {
+    return tcpOf(this.socket).bytesWritten;
+  }
+
+  get ended(): SessionEnd | undefined {
+    return this.#end;
+  }
+
+  onEnd(listener: (end: SessionEnd) => void): void {
+    if (this.#end) listener(this.#end);
+    else this.#onEnd.push(listener);
+  }
+
+  /** Sends ours and resolves with the peer's Hello; rejects when the peer sends none in time. */
+  exchangeHello(ours: Omit<Hello, '$typeName'>): Promise<Hello> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(
+        () => this.close(`no Hello within ${this.#times.helloTimeoutMs / 1000} s`, false),
+        this.#times.helloTimeoutMs,
+      );
+      this.#hello = (hello) => {
+        clearTimeout(timer);
+        resolve(hello);
+      };
+      this.onEnd((end) => {
+        clearTimeout(timer);
+        reject(new Error(end.reason));
+      });
+      this.#write(encodeHello(ours));
+    });
+  }
+
+  /**
+   * From now on messages go to `onMessage` (those received since the Hello first), and the keep-alive
+   * runs. The first must be a ClusterConfig, as Syncthing requires.
+   */
+  start(onMessage: (message: BepMessage) => void, compression: Compression): void {
+    this.#compression = compression;
+    this.#onMessage = onMessage;
+    this.#timer = setInterval(() => this.#keepAlive(), this.#times.pingEveryMs / 2);
+    this.#timer.unref();
+    for (const message of this.#held.splice(0)) if (!this.#end) this.#deliver(message);
+  }
+
+  send(message: BepMessage): void {
+    if (this.#end) return;
+    this.#write(encodeMessage(message, this.#compression));
+  }
+
+  /**
+   * Ends the session: with a Close message carrying the reason when `tell` (Syncthing sends none to a
+   * device it refuses), then the connection.
+   */
+  close(reason: string, tell = true): void {
+    if (this.#end) return;
+    if (tell && this.#onMessage)
+      this.#write(encodeMessage({ kind: 'Close', body: create(CloseSchema, { reason }) }));
+    this.#ended({ reason, by: 'us' });
+    this.socket.end();
+    // A peer that does not close its side in time has its connection cut.
+    setTimeout(() => this.socket.destroy(), 2000).unref();
+  }
+
+  #write(bytes: Buffer): void {
+    this.#lastWrite = Date.now();
+    this.socket.write(bytes);
+  }
+
+  #received(chunk: Buffer): void {
+    if (this.#end) return;
+    this.#lastRead = Date.now();
+    this.#reader.push(chunk);
+    try {
+      for (let frame = this.#reader.next(); frame && !this.#end; frame = this.#reader.next()) {
+        if (frame.kind === 'hello') this.#hello?.(frame.hello);
+        else if (this.#onMessage) this.#deliver(frame.message);
+        else this.#held.push(frame.message);
+      }
+    } catch (error) {
+      if (!(error instanceof ProtocolError)) throw error;
+      this.close(`protocol error: ${error.message}`, this.#onMessage !== undefined);
+    }
+  }
+
+  #deliver(message: BepMessage): void {
+    if (this.#first && message.kind !== 'ClusterConfig' && message.kind !== 'Close') {
+      this.close(`protocol error: the first message was ${message.kind}, not ClusterConfig`);
+      return;
+    }
+    this.#first = false;
+    if (message.kind === 'Close') {
+      this.#ended({ reason: `closed by the peer: ${message.body.reason}`, by: 'peer' });
+      this.socket.end();
+      return;
+    }
+    this.#onMessage?.(message);
+  }
+
+  #keepAlive(): void {
+    const now = Date.now();
+    if (now - this.#lastRead > this.#times.receiveTimeoutMs) {
+      this.close(`nothing received for ${Math.round((now - this.#lastRead) / 1000)} s`);
+    } else if (now - this.#lastWrite >= this.#times.pingEveryMs / 2) {
+      this.send({ kind: 'Ping', body: create(PingSchema) });
+    }
+  }
+
+  #ended(end: SessionEnd): void {
+    if (this.#end) return;
+    this.#end = end;
+    clearInterval(this.#timer);
+    this.#held = [];
+    for (const listener of this.#onEnd.splice(0)) listener(end);
+  }
+}
+
+// The TCP connection under the TLS one, whose counters include TLS's own bytes.
+function tcpOf(socket: TLSSocket): { bytesRead: number; bytesWritten: number } {
+  return (socket as TLSSocket & { _parent?: TLSSocket })._parent ?? socket;
+}

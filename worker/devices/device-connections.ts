@@ -1,0 +1,511 @@
+import { X509Certificate } from 'node:crypto';
+import type { Socket } from 'node:net';
+import { createServer, type Server, type TLSSocket } from 'node:tls';
+import { create } from '@bufbuild/protobuf';
+import type { Configuration, DeviceConfiguration } from '../../shared/config/defaults.ts';
+import { deviceId, deviceIdFromRaw } from '../../shared/device-id.ts';
+import type { Logger } from '../../shared/logger.ts';
+import { versionInfo } from '../../shared/version.ts';
+import { ErrorCode, type Hello, ResponseSchema } from '../bep/bep_pb.ts';
+import type { BepMessage, MessageOf } from '../bep/messages.ts';
+import { BepSession, SYNCTHING_TIMES, type SessionEnd, type SessionTimes } from '../bep/session.ts';
+import { type DeviceCredentials, serverOptions } from '../bep/tls-options.ts';
+import type { WorkerConfig } from '../config/worker-config.ts';
+import type { EventLog } from '../events/event-log.ts';
+import type { PendingDevice } from '../index-db/index-db.ts';
+import { clusterConfigFor, compressionFor, foldersSharedWith, type IndexState } from './cluster-config.ts';
+import { dial, type DialStatus, redialDelayMs } from './dialer.ts';
+
+/** A device connected now, as /rest/system/connections shows it. */
+export interface Connection {
+  device: string;
+  session: BepSession;
+  type: 'tcp-client' | 'tcp-server';
+  /** The peer's address, HOST:PORT. */
+  address: string;
+  clientName: string;
+  clientVersion: string;
+  deviceName: string;
+  crypto: string;
+  startedAt: Date;
+}
+
+/** Where pending devices are kept: the index database, while the service holds it. */
+export interface PendingStore {
+  pendingDevices(): PendingDevice[];
+  addPendingDevice(device: PendingDevice): boolean;
+  dropPendingDevice(device: string): boolean;
+}
+
+/** Pending devices kept in memory, when the index database cannot be used. */
+export function memoryPendingStore(): PendingStore {
+  const pending = new Map<string, PendingDevice>();
+  return {
+    pendingDevices: () => [...pending.values()].sort((a, b) => a.device.localeCompare(b.device)),
+    addPendingDevice: (device) => {
+      const added = !pending.has(device.device);
+      pending.set(device.device, device);
+      return added;
+    },
+    dropPendingDevice: (device) => pending.delete(device),
+  };
+}
+
+export interface DeviceConnectionsOptions {
+  myId: string;
+  credentials: DeviceCredentials;
+  config: WorkerConfig;
+  events: EventLog;
+  logger: Logger;
+  pending: PendingStore;
+  index: IndexState;
+  /** Addresses discovery knows for a device configured as `dynamic`. */
+  lookup?: (device: string) => string[];
+  times?: SessionTimes;
+  /** How long a dial may take, TLS handshake included. */
+  dialTimeoutMs?: number;
+}
+
+// Syncthing's rule for a second connection from a device: the existing one stays unless it is older
+// than this (lib/connections/service.go, minConnectionReplaceAge).
+const REPLACE_AFTER_MS = 10_000;
+const HANDSHAKE_TIMEOUT_MS = 10_000;
+const CLIENT_NAME = 'syncd';
+
+/**
+ * The sync protocol's connections, one per device: incoming ones handed over by the supervisor,
+ * outgoing ones dialed to each configured device's addresses (at once when a device is added or
+ * resumed, then with backoff). A device not configured is recorded as pending and refused; a paused
+ * one is refused, and its connection closed the moment it is paused. Whatever a peer sends that breaks
+ * the protocol closes that connection only, with the reason logged.
+ */
+export class DeviceConnections {
+  readonly #options: DeviceConnectionsOptions;
+  readonly #log: Logger;
+  readonly #server: Server;
+  readonly #connections = new Map<string, Connection>();
+  /** Every socket not yet a connection, or one: closed with the service. */
+  readonly #sockets = new Set<TLSSocket | Socket>();
+  readonly #dialing = new Map<string, { timer?: NodeJS.Timeout; attempts: number; busy: boolean }>();
+  readonly #dialStatus = new Map<string, DialStatus>();
+  /** Connections in a row that ended within seconds, by device. */
+  readonly #quickCloses = new Map<string, number>();
+  readonly #unsubscribe: () => void;
+  #closed = false;
+
+  constructor(options: DeviceConnectionsOptions) {
+    this.#options = options;
+    this.#log = options.logger;
+    this.#server = createServer(serverOptions(options.credentials, HANDSHAKE_TIMEOUT_MS));
+    this.#server.on('secureConnection', (socket) => {
+      this.#secured(socket, 'tcp-server').catch((error: Error) => {
+        this.#log.warn({ err: error }, `connection from ${remoteOf(socket)} failed: ${error.message}`);
+        socket.destroy();
+      });
+    });
+    this.#server.on('tlsClientError', (error, socket) => {
+      this.#log.debug({ err: error, address: remoteOf(socket) }, `TLS handshake failed: ${error.message}`);
+      socket.destroy();
+    });
+    this.#unsubscribe = options.config.onChange((from, to) => this.#configChanged(from, to));
+  }
+
+  /** Starts dialing every configured device. */
+  start(): void {
+    for (const device of this.#config.devices) this.#scheduleDial(device.deviceID, 0);
+  }
+
+  /** A connection accepted on the sync listener, handed over by the supervisor. */
+  accept(socket: Socket): void {
+    if (this.#closed) {
+      socket.destroy();
+      return;
+    }
+    this.#track(socket);
+    socket.setNoDelay(true);
+    this.#server.emit('connection', socket);
+  }
+
+  get connections(): ReadonlyMap<string, Connection> {
+    return this.#connections;
+  }
+
+  /** The last dial to each address, keyed by address. */
+  get lastDialStatus(): Record<string, DialStatus> {
+    return Object.fromEntries(this.#dialStatus);
+  }
+
+  pendingDevices(): PendingDevice[] {
+    return this.#options.pending.pendingDevices();
+  }
+
+  /** Forgets a pending device (the user dismissed it); true when it was pending. */
+  dismissPending(device: string): boolean {
+    const dropped = this.#options.pending.dropPendingDevice(device);
+    if (dropped) this.#options.events.log('PendingDevicesChanged', { removed: [{ deviceID: device }] });
+    return dropped;
+  }
+
+  /** Dials a device now (or every one), for a hint from discovery or a resume. */
+  dialNow(device?: string): void {
+    for (const known of this.#config.devices) {
+      if (device === undefined || known.deviceID === device) this.#scheduleDial(known.deviceID, 0);
+    }
+  }
+
+  /** Closes every connection with a Close saying why, and stops dialing. */
+  async close(reason = 'the device is stopping'): Promise<void> {
+    this.#closed = true;
+    this.#unsubscribe();
+    for (const state of this.#dialing.values()) clearTimeout(state.timer);
+    this.#dialing.clear();
+    for (const connection of this.#connections.values()) connection.session.close(reason);
+    // Each connection gets a moment for its Close to go out; the rest is cut.
+    await Promise.all(
+      [...this.#sockets].map(
+        (socket) =>
+          new Promise<void>((resolve) => {
+            if (socket.destroyed) return resolve();
+            socket.once('close', () => resolve());
+            setTimeout(() => socket.destroy(), 1000).unref();
+          }),
+      ),
+    );
+  }
+
+  get #config(): Configuration {
+    return this.#options.config.current;
+  }
+
+  #deviceConfig(device: string): DeviceConfiguration | undefined {
+    return this.#config.devices.find((known) => known.deviceID === device);
+  }
+
+  #track(socket: TLSSocket | Socket): void {
+    this.#sockets.add(socket);
+    socket.once('close', () => this.#sockets.delete(socket));
+  }
+
+  // After the TLS handshake, either way: who it is, the Hellos, then whether it may stay.
+  async #secured(socket: TLSSocket, type: Connection['type'], expected?: string): Promise<void> {
+    this.#track(socket);
+    const address = remoteOf(socket);
+    const raw = socket.getPeerCertificate(true)?.raw;
+    if (!raw || raw.length === 0) {
+      this.#log.info({ address }, `connection from ${address} closed: it presented no certificate`);
+      socket.destroy();
+      return;
+    }
+    const peer = deviceId(raw);
+    const { myId } = this.#options;
+    if (peer === myId) {
+      socket.destroy();
+      return;
+    }
+    if (expected !== undefined && peer !== expected) {
+      socket.destroy();
+      throw new Error(`the device at ${address} is ${peer}, not ${expected}`);
+    }
+    const known = this.#deviceConfig(peer);
+    const session = new BepSession(socket, this.#options.times ?? SYNCTHING_TIMES);
+    let hello: Hello;
+    try {
+      hello = await session.exchangeHello({
+        // Syncthing tells its name only to devices it knows.
+        deviceName: known ? (this.#deviceConfig(myId)?.name ?? '') : '',
+        clientName: CLIENT_NAME,
+        clientVersion: versionInfo().version,
+      });
+    } catch (error) {
+      this.#log.info(
+        { device: peer, address },
+        `connection with ${peer} at ${address} ended before its Hello: ${(error as Error).message}`,
+      );
+      return;
+    }
+    const refusal = this.#refusal(peer, hello.deviceName, address, raw);
+    if (refusal) {
+      session.close(refusal, false);
+      return;
+    }
+    const existing = this.#connections.get(peer);
+    if (existing) {
+      if (Date.now() - existing.startedAt.getTime() < REPLACE_AFTER_MS) {
+        this.#log.debug({ device: peer, address }, 'a second connection from a connected device: closed');
+        session.close('a connection to this device exists already', false);
+        return;
+      }
+      existing.session.close('replaced by a newer connection');
+    }
+    const connection: Connection = {
+      device: peer,
+      session,
+      type,
+      address,
+      clientName: hello.clientName,
+      clientVersion: hello.clientVersion,
+      deviceName: hello.deviceName,
+      crypto: cryptoOf(socket),
+      startedAt: new Date(),
+    };
+    this.#connected(connection);
+  }
+
+  /** Why a device that said Hello may not stay, or undefined when it may; pending devices are recorded. */
+  #refusal(peer: string, name: string, address: string, cert: Buffer): string | undefined {
+    const known = this.#deviceConfig(peer);
+    const { events } = this.#options;
+    if (!known) {
+      const ignored = this.#config.remoteIgnoredDevices.some((device) => device.deviceID === peer);
+      if (ignored) return 'the device is ignored';
+      const time = new Date().toISOString();
+      const added = this.#options.pending.addPendingDevice({ device: peer, name, address, time });
+      if (added) events.log('PendingDevicesChanged', { added: [{ deviceID: peer, name, address }] });
+      events.log('DeviceRejected', { device: peer, name, address });
+      this.#log.info(
+        { device: peer, name, address },
+        `device ${peer} (${JSON.stringify(name)}) at ${address} is not configured: refused, and listed in GET /rest/cluster/pending/devices`,
+      );
+      return 'unknown device';
+    }
+    if (known.paused) return 'device is paused';
+    const certName = known.certName || 'syncthing';
+    const certificate = new X509Certificate(cert);
+    const named =
+      certificate.checkHost(certName) !== undefined ||
+      certificate.subject.split('\n').includes(`CN=${certName}`);
+    if (!named) {
+      this.#log.warn(
+        { device: peer, address },
+        `bad certificate from ${peer} at ${address}: it is not valid for the name ${certName} (the device's certName)`,
+      );
+      return 'bad certificate name';
+    }
+    return undefined;
+  }
+
+  #connected(connection: Connection): void {
+    const { device, session } = connection;
+    this.#connections.set(device, connection);
+    this.#stopDialing(device);
+    const compression = compressionFor(this.#deviceConfig(device));
+    session.start((message) => this.#received(connection, message), compression);
+    this.#sendClusterConfig(connection);
+    this.#options.events.log('DeviceConnected', {
+      addr: connection.address,
+      clientName: connection.clientName,
+      clientVersion: connection.clientVersion,
+      deviceName: connection.deviceName,
+      id: device,
+      type: connection.type,
+    });
+    this.#log.info(
+      { device, address: connection.address, type: connection.type, crypto: connection.crypto },
+      `connected to ${device} at ${connection.address} (${connection.type}, ${connection.crypto}); its client is ${connection.clientName} ${connection.clientVersion}, named ${JSON.stringify(connection.deviceName)}`,
+    );
+    session.onEnd((end) => this.#disconnected(connection, end));
+  }
+
+  #disconnected(connection: Connection, end: SessionEnd): void {
+    const { device } = connection;
+    if (this.#connections.get(device) !== connection) return;
+    this.#connections.delete(device);
+    this.#options.events.log('DeviceDisconnected', { error: end.reason, id: device });
+    const fields = { device, address: connection.address, reason: end.reason };
+    const text = `disconnected from ${device} at ${connection.address}: ${end.reason}`;
+    // A peer that broke the protocol is worth a warning (and a recent error); an ordinary close is not.
+    if (end.reason.startsWith('protocol error')) this.#log.warn(fields, text);
+    else this.#log.info(fields, text);
+    if (this.#closed) return;
+    // A device that keeps closing at once (it does not know this one, or has paused it) is dialed
+    // again with backoff, as one that cannot be reached is.
+    const lasted = Date.now() - connection.startedAt.getTime();
+    const quick = lasted < REPLACE_AFTER_MS ? (this.#quickCloses.get(device) ?? 0) + 1 : 0;
+    this.#quickCloses.set(device, quick);
+    this.#scheduleDial(
+      device,
+      quick === 0 ? 1000 : redialDelayMs(quick, this.#config.options.reconnectionIntervalS),
+    );
+  }
+
+  #sendClusterConfig(connection: Connection): void {
+    const body = clusterConfigFor(this.#config, connection.device, this.#options.index);
+    connection.session.send({ kind: 'ClusterConfig', body });
+  }
+
+  #received(connection: Connection, message: BepMessage): void {
+    const { session, device } = connection;
+    switch (message.kind) {
+      case 'ClusterConfig': {
+        const problem = this.#clusterConfigProblem(device, message.body);
+        if (problem) {
+          session.close(`protocol error: ${problem}`);
+          return;
+        }
+        this.#options.events.log('ClusterConfigReceived', { device });
+        return;
+      }
+      case 'Index':
+      case 'IndexUpdate': {
+        const { folder } = message.body;
+        if (!foldersSharedWith(this.#config, device).has(folder)) {
+          session.close(
+            `protocol error: ${message.kind} for folder ${JSON.stringify(folder)}, which is not shared with this device`,
+          );
+          return;
+        }
+        // Kept and acted on once syncd synchronizes folders; until then only received.
+        this.#log.debug({ device, folder, files: message.body.files.length }, `${message.kind} received`);
+        return;
+      }
+      case 'Request':
+        // Nothing is served before syncd synchronizes folders: the request is answered, and says so.
+        session.send({
+          kind: 'Response',
+          body: create(ResponseSchema, { id: message.body.id, code: ErrorCode.GENERIC }),
+        });
+        return;
+      case 'Response':
+        session.close('protocol error: a Response to no Request');
+        return;
+      case 'DownloadProgress':
+      case 'Ping':
+      case 'Close':
+        return;
+    }
+  }
+
+  #clusterConfigProblem(device: string, config: MessageOf<'ClusterConfig'>): string | undefined {
+    const shared = foldersSharedWith(this.#config, device);
+    for (const folder of config.folders) {
+      const ids: string[] = [];
+      for (const entry of folder.devices) {
+        if (entry.id.length !== 32)
+          return `folder ${JSON.stringify(folder.id)} lists a device ID of ${entry.id.length} bytes`;
+        ids.push(deviceIdFromRaw(entry.id));
+      }
+      if (!shared.has(folder.id)) continue;
+      if (!ids.includes(this.#options.myId))
+        return `this device is missing from folder ${JSON.stringify(folder.id)} in the ClusterConfig`;
+      if (!ids.includes(device))
+        return `the sending device is missing from folder ${JSON.stringify(folder.id)} in its ClusterConfig`;
+    }
+    return undefined;
+  }
+
+  #configChanged(from: Configuration, to: Configuration): void {
+    if (this.#closed) return;
+    const before = new Map(from.devices.map((device) => [device.deviceID, device]));
+    const after = new Map(to.devices.map((device) => [device.deviceID, device]));
+    for (const [device, connection] of this.#connections) {
+      const now = after.get(device);
+      if (!now) connection.session.close('the device was removed from the configuration');
+      else if (now.paused) connection.session.close('device is paused');
+      else if (sharingChanged(from, to, device)) this.#sendClusterConfig(connection);
+    }
+    const pending = new Set(this.pendingDevices().map((device) => device.device));
+    for (const [device, now] of after) {
+      if (device === this.#options.myId) continue;
+      if (pending.has(device)) this.dismissPending(device);
+      const was = before.get(device);
+      if (!was || (was.paused && !now.paused) || String(was.addresses) !== String(now.addresses)) {
+        this.#scheduleDial(device, 0);
+      }
+    }
+    for (const device of before.keys()) if (!after.has(device)) this.#stopDialing(device);
+  }
+
+  #scheduleDial(device: string, delayMs: number): void {
+    if (this.#closed || device === this.#options.myId) return;
+    let state = this.#dialing.get(device);
+    if (!state) this.#dialing.set(device, (state = { attempts: 0, busy: false }));
+    clearTimeout(state.timer);
+    state.timer = setTimeout(() => void this.#dial(device), delayMs);
+    state.timer.unref();
+  }
+
+  #stopDialing(device: string): void {
+    const state = this.#dialing.get(device);
+    clearTimeout(state?.timer);
+    this.#dialing.delete(device);
+  }
+
+  async #dial(device: string): Promise<void> {
+    const state = this.#dialing.get(device);
+    const known = this.#deviceConfig(device);
+    if (!state || state.busy || this.#closed) return;
+    if (!known || known.paused || this.#connections.has(device)) {
+      this.#stopDialing(device);
+      return;
+    }
+    state.busy = true;
+    try {
+      for (const address of this.#addressesOf(known)) {
+        if (this.#closed || this.#connections.has(device)) return;
+        const when = new Date().toISOString();
+        let socket: TLSSocket;
+        try {
+          socket = await dial(address, this.#options.credentials, this.#options.dialTimeoutMs ?? 10_000);
+        } catch (error) {
+          this.#dialStatus.set(address, { when, error: (error as Error).message });
+          continue;
+        }
+        this.#dialStatus.set(address, { when, error: null });
+        if (this.#closed) {
+          socket.destroy();
+          return;
+        }
+        try {
+          await this.#secured(socket, 'tcp-client', device);
+        } catch (error) {
+          this.#dialStatus.set(address, { when, error: (error as Error).message });
+          continue;
+        }
+        if (this.#connections.has(device)) return;
+      }
+    } finally {
+      state.busy = false;
+    }
+    if (this.#connections.has(device) || this.#closed) return;
+    state.attempts += 1;
+    this.#scheduleDial(device, redialDelayMs(state.attempts, this.#config.options.reconnectionIntervalS));
+  }
+
+  /** A device's addresses to dial: those configured, with `dynamic` standing for what discovery knows. */
+  #addressesOf(device: DeviceConfiguration): string[] {
+    const addresses: string[] = [];
+    for (const address of device.addresses) {
+      if (address === 'dynamic') addresses.push(...(this.#options.lookup?.(device.deviceID) ?? []));
+      else addresses.push(address);
+    }
+    return [...new Set(addresses)];
+  }
+}
+
+function sharingChanged(from: Configuration, to: Configuration, device: string): boolean {
+  const describe = (config: Configuration) =>
+    JSON.stringify(
+      config.folders
+        .filter((folder) => folder.devices.some((shared) => shared.deviceID === device))
+        .map((folder) => [
+          folder.id,
+          folder.label,
+          folder.type,
+          folder.paused,
+          folder.devices.map((d) => d.deviceID),
+        ]),
+    );
+  return describe(from) !== describe(to);
+}
+
+function remoteOf(socket: Socket): string {
+  const host = socket.remoteAddress ?? '';
+  return `${host.includes(':') ? `[${host}]` : host}:${socket.remotePort ?? 0}`;
+}
+
+// Syncthing's spelling: TLS1.3-TLS_AES_128_GCM_SHA256.
+function cryptoOf(socket: TLSSocket): string {
+  const version = (socket.getProtocol() ?? '').replace(/^TLSv/, 'TLS');
+  const cipher = socket.getCipher();
+  return `${version}-${cipher.standardName ?? cipher.name}`;
+}
