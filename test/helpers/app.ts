@@ -15,6 +15,18 @@ export function silentLogger() {
   );
 }
 
+/** A logger whose warnings (and worse) are kept in `warnings`, as the recent errors would get them. */
+export function recordingLogger() {
+  const warnings: string[] = [];
+  const logger = createLogger(
+    'worker',
+    'silent',
+    (error) => warnings.push(error.message),
+    new Writable({ write: (_chunk, _encoding, done) => done() }),
+  );
+  return { logger, warnings };
+}
+
 /** What buildApp needs, with nothing behind it: no supervisor, no real status; `overrides` win. */
 export function appOptions(overrides: Partial<AppOptions> = {}): AppOptions {
   return {

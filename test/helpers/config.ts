@@ -14,23 +14,23 @@ export function newDeviceId(): string {
 }
 
 /** The configuration a new home gets, for this test device. */
-export function testConfiguration(input: Record<string, unknown> = {}): Configuration {
+export function testConfiguration(input: Record<string, unknown> = {}, myId = testDeviceId): Configuration {
   const gui = { apiKey: testApiKey, ...((input.gui as object | undefined) ?? {}) };
-  return decodeConfiguration({ ...input, gui }, testDeviceId, 'test-device');
+  return decodeConfiguration({ ...input, gui }, myId, 'test-device');
 }
 
 /**
  * A worker's configuration with the supervisor played in-process: saves succeed at once (or answer
  * `refuse` when set) and are applied; `saved` lists them.
  */
-export function localConfig(config = testConfiguration()) {
+export function localConfig(config = testConfiguration(), myId = testDeviceId) {
   const saved: Configuration[] = [];
   const control: { refuse?: SaveAnswer } = {};
   let revision = 1;
   const worker: WorkerConfig = new WorkerConfig({
     config,
     revision,
-    myId: testDeviceId,
+    myId,
     save: async (next) => {
       if (control.refuse) return control.refuse;
       revision += 1;

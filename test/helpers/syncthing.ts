@@ -52,6 +52,24 @@ export async function loopbackSyncthingHome(home: string, listenPort: number): P
   return deviceId(new X509Certificate(await readFile(join(home, 'cert.pem'))).raw);
 }
 
+/**
+ * Polls `check` every 100 ms until it returns something other than undefined or false (a throw counts
+ * as not yet); throws naming `what` past `ms`. The bound is generous: it catches hangs, not slowness.
+ */
+export async function pollUntil<T>(
+  what: string,
+  check: () => Promise<T | undefined | false>,
+  ms = 30_000,
+): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const result = await check().catch(() => undefined);
+    if (result !== undefined && result !== false) return result as T;
+    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${ms / 1000} s`);
+    await sleep(100);
+  }
+}
+
 interface Teardown {
   teardown(fn: () => unknown): void;
 }
@@ -105,15 +123,8 @@ export async function startSyncthing(t: Teardown, name = 'syncthing'): Promise<S
       return text as T;
     }
   };
-  const until = async <T>(what: string, check: () => Promise<T | undefined | false>, ms = 30_000) => {
-    const deadline = Date.now() + ms;
-    for (;;) {
-      const result = await check().catch(() => undefined);
-      if (result !== undefined && result !== false) return result as T;
-      if (Date.now() > deadline) throw new Error(`${name}: ${what} did not happen within ${ms / 1000} s`);
-      await sleep(100);
-    }
-  };
+  const until = <T>(what: string, check: () => Promise<T | undefined | false>, ms?: number) =>
+    pollUntil(`${name}: ${what}`, check, ms);
   await until('answering pings', () => call('GET', '/rest/system/ping'), 60_000);
   return { url, apiKey, id, listen: `tcp://127.0.0.1:${listenPort}`, home, call, until, stop };
 }
