@@ -114,6 +114,8 @@ export function runWorker(parent: ParentChannel, options: { testRoutes?: boolean
           myId: init.deviceId,
           credentials: init.device,
           logger,
+          listening: () => sync,
+          announce: init.announce,
         }),
       );
       const access: Access = { apiKey: init.apiKey, allowedHosts: init.allowedHosts };

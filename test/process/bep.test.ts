@@ -214,3 +214,25 @@ t.test('the connection comes back after an API restart and after a worker crash'
   await syncthingSees(syncthing, id, connected);
   t.pass('connected again after the crash');
 });
+
+t.test('a discovery hint: kept in the cache, and a dynamic device is dialed there', { skip }, async (t) => {
+  const syncthing = await startSyncthing(t);
+  const { syncd, id } = await syncdSide(t);
+  await syncthing.call('POST', '/rest/config/devices', { deviceID: id, addresses: ['dynamic'] });
+  await api(syncd, 'POST', '/rest/config/devices', { deviceID: syncthing.id, addresses: ['dynamic'] });
+  t.same(await api(syncd, 'GET', '/rest/system/discovery'), {}, 'nothing known yet');
+  for (const [query, problem] of [
+    [`device=nonsense&addr=${syncthing.listen}`, /device ID/],
+    [`device=${syncthing.id}&addr=http://x:1`, /unknown scheme http/],
+    [`device=${syncthing.id}&addr=tcp://0.0.0.0:22000`, /names no host/],
+    [`device=${syncthing.id}`, /addr=tcp:\/\/HOST:PORT/],
+  ] as const) {
+    await t.rejects(api(syncd, 'POST', `/rest/system/discovery?${query}`), { message: problem }, query);
+  }
+  await api(syncd, 'POST', `/rest/system/discovery?device=${syncthing.id}&addr=${syncthing.listen}`);
+  t.same(await api(syncd, 'GET', '/rest/system/discovery'), {
+    [syncthing.id]: { addresses: [syncthing.listen] },
+  });
+  await syncdSees(syncd, syncthing.id, connected);
+  t.pass('dialed at the hinted address');
+});

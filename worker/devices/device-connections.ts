@@ -60,7 +60,7 @@ export interface DeviceConnectionsOptions {
   pending: PendingStore;
   index: IndexState;
   /** Addresses discovery knows for a device configured as `dynamic`. */
-  lookup?: (device: string) => string[];
+  lookup?: (device: string) => Promise<string[]>;
   times?: SessionTimes;
   /** How long a dial may take, TLS handshake included. */
   dialTimeoutMs?: number;
@@ -440,7 +440,7 @@ export class DeviceConnections {
     }
     state.busy = true;
     try {
-      for (const address of this.#addressesOf(known)) {
+      for (const address of await this.#addressesOf(known)) {
         if (this.#closed || this.#connections.has(device)) return;
         const when = new Date().toISOString();
         let socket: TLSSocket;
@@ -472,11 +472,11 @@ export class DeviceConnections {
   }
 
   /** A device's addresses to dial: those configured, with `dynamic` standing for what discovery knows. */
-  #addressesOf(device: DeviceConfiguration): string[] {
+  async #addressesOf(device: DeviceConfiguration): Promise<string[]> {
     const addresses: string[] = [];
     for (const address of device.addresses) {
-      if (address === 'dynamic') addresses.push(...(this.#options.lookup?.(device.deviceID) ?? []));
-      else addresses.push(address);
+      if (address !== 'dynamic') addresses.push(address);
+      else addresses.push(...((await this.#options.lookup?.(device.deviceID).catch(() => [])) ?? []));
     }
     return [...new Set(addresses)];
   }

@@ -10,6 +10,8 @@ import type { Held } from './service.ts';
 import type { SessionTimes } from '../bep/session.ts';
 import type { DeviceCredentials } from '../bep/tls-options.ts';
 import { DeviceConnections, memoryPendingStore } from '../devices/device-connections.ts';
+import { Discovery } from '../discovery/discovery.ts';
+import type { SyncListening } from '../../shared/ipc/protocol.ts';
 
 /** The service as a worker holds it: the index, the hashing threads, the folders and the devices. */
 export interface SyncService extends Held {
@@ -18,6 +20,7 @@ export interface SyncService extends Held {
   indexError: string | undefined;
   folders: Folders | undefined;
   connections: DeviceConnections;
+  discovery: Discovery;
 }
 
 export interface ServiceContext {
@@ -31,6 +34,10 @@ export interface ServiceContext {
   logger: Logger;
   /** Session timings, shorter in tests. */
   times?: SessionTimes;
+  /** Where the sync listener is bound (the supervisor says), announced by discovery. */
+  listening?: () => SyncListening;
+  /** Discovery as a flag sets it, over the configuration's options. */
+  announce?: { local: boolean | null; global: boolean | null };
 }
 
 /**
@@ -55,6 +62,18 @@ export async function openService(context: ServiceContext): Promise<SyncService>
   if (db && context.config.current.folders.length > 0) hasher.warm();
   const folders = db ? new Folders({ ...context, db, hasher }) : undefined;
   folders?.start();
+  // Discovery finds addresses; a configured device found is dialed at once.
+  const dialer: { dialNow?: (device: string) => void } = {};
+  const discovery = new Discovery({
+    myId: context.myId,
+    credentials: context.credentials,
+    config: context.config,
+    listening: context.listening ?? (() => ({})),
+    announce: context.announce ?? { local: null, global: null },
+    events: context.events,
+    logger: context.logger,
+    discovered: (device) => dialer.dialNow?.(device),
+  });
   const connections = new DeviceConnections({
     myId: context.myId,
     credentials: context.credentials,
@@ -69,15 +88,20 @@ export async function openService(context: ServiceContext): Promise<SyncService>
       return { indexId, maxSequence: BigInt(sequence) };
     },
     times: context.times,
+    lookup: (device) => discovery.lookup(device),
   });
+  dialer.dialNow = (device) => connections.dialNow(device);
+  await discovery.start();
   connections.start();
   return {
     db,
     indexError,
     folders,
     connections,
+    discovery,
     close: async () => {
       // Devices hear why first; then what they might have asked of is let go.
+      discovery.close();
       await connections.close();
       await folders?.stop();
       await hasher.close();

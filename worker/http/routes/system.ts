@@ -6,7 +6,9 @@ import type { SyncService } from '../../service/open-service.ts';
 import { type ErrorChange, RecentErrors } from '../../../shared/recent-errors.ts';
 import { versionInfo } from '../../../shared/version.ts';
 import type { WorkerConfig } from '../../config/worker-config.ts';
-import { emptyErrorText, noSuch, notImplemented } from '../http-errors.ts';
+import { emptyErrorText, invalidQuery, noSuch, notImplemented } from '../http-errors.ts';
+import { formatSyncUrl, parseSyncUrl } from '../../../shared/sync-url.ts';
+import { held } from './db.ts';
 import { checkedDeviceId } from './config.ts';
 
 /** The recent errors: read from this worker's copy, changed everywhere through `change`. */
@@ -112,6 +114,7 @@ export async function systemRoutes(app: FastifyInstance, options: SystemRouteOpt
       tilde: homedir(),
       connectionServiceStatus: connectionServiceStatus(status.sync?.() ?? {}),
       lastDialStatus: options.service?.()?.connections.lastDialStatus ?? {},
+      ...options.service?.()?.discovery.status(),
     };
   });
 
@@ -175,6 +178,26 @@ export async function systemRoutes(app: FastifyInstance, options: SystemRouteOpt
     });
   }
 
+  const { service } = options;
+  if (service) {
+    // The discovery cache: every device with addresses known now, configured or not.
+    app.get('/discovery', async () => held({ service }).discovery.cache.snapshot());
+    // A hint: the address is kept for the device, which is dialed there if it is configured.
+    app.post('/discovery', async (request: FastifyRequest, reply: FastifyReply) => {
+      const { device, addr } = request.query as { device?: string; addr?: string };
+      const id = checkedDeviceId(device ?? '');
+      if (addr === undefined || addr === '') throw invalidQuery('give the address as addr=tcp://HOST:PORT');
+      const address = parseSyncUrl(addr);
+      if (typeof address === 'string') throw invalidQuery(`addr: ${address}`);
+      const url = formatSyncUrl(address);
+      if (address.port === 0 || /^(0\.0\.0\.0|::|)$/.test(address.host)) {
+        throw invalidQuery(`addr: ${url} names no host and port to dial`);
+      }
+      held({ service }).discovery.hint(id, url);
+      return reply.code(200).send();
+    });
+  }
+
   const { reset } = options;
   if (config && reset) {
     // Answered first; then the restart: this worker lets the index go, and the next one erases what
@@ -199,6 +222,7 @@ export async function systemRoutes(app: FastifyInstance, options: SystemRouteOpt
   // Operations of the interface that a later version gives real behaviour: say so, never fake it.
   for (const [method, path] of notBuiltYet) {
     if (path === '/reset' && config && reset) continue;
+    if (path === '/discovery' && service) continue;
     app.route({
       method,
       url: path,
