@@ -34,13 +34,17 @@ export interface Syncthing {
  * Writes a Syncthing home whose configuration listens on loopback at `listenPort` and reaches out to
  * nothing; resolves with its device ID.
  */
-export async function loopbackSyncthingHome(home: string, listenPort: number): Promise<string> {
+export async function loopbackSyncthingHome(
+  home: string,
+  listenPort: number,
+  discovery: SyncthingDiscovery = {},
+): Promise<string> {
   await execa('syncthing', ['generate', `--home=${home}`, '--no-default-folder', '--skip-port-probing']);
   const configPath = join(home, 'config.xml');
-  const config = (await readFile(configPath, 'utf8'))
+  let config = (await readFile(configPath, 'utf8'))
     .replace(
       /<listenAddress>[^<]*<\/listenAddress>/,
-      `<listenAddress>tcp://127.0.0.1:${listenPort}</listenAddress>`,
+      `<listenAddress>${discovery.listen ?? `tcp://127.0.0.1:${listenPort}`}</listenAddress>`,
     )
     .replace(
       /<(globalAnnounceEnabled|localAnnounceEnabled|relaysEnabled|natEnabled|startBrowser|crashReportingEnabled)>true</g,
@@ -48,6 +52,17 @@ export async function loopbackSyncthingHome(home: string, listenPort: number): P
     )
     .replace(/<urAccepted>\d+</, '<urAccepted>-1<')
     .replace(/<autoUpgradeIntervalH>\d+</, '<autoUpgradeIntervalH>0<');
+  // Discovery only where a test turns it on, inside namespaces of its own.
+  if (discovery.local) config = config.replace(/<localAnnounceEnabled>false</, '<localAnnounceEnabled>true<');
+  if (discovery.globalServer) {
+    config = config
+      .replace(/<globalAnnounceEnabled>false</, '<globalAnnounceEnabled>true<')
+      .replace(/<globalAnnounceServer>[^<]*<\/globalAnnounceServer>/g, '')
+      .replace(
+        /<\/options>/,
+        `<globalAnnounceServer>${discovery.globalServer}</globalAnnounceServer></options>`,
+      );
+  }
   await writeFile(configPath, config);
   return deviceId(new X509Certificate(await readFile(join(home, 'cert.pem'))).raw);
 }
@@ -70,12 +85,32 @@ export async function pollUntil<T>(
   }
 }
 
+/** Where a Syncthing listens, and the discovery it does (none unless asked). */
+export interface SyncthingDiscovery {
+  /** Its listen address; tcp://127.0.0.1:PORT otherwise. */
+  listen?: string;
+  local?: boolean;
+  /** A global discovery server's URL; global discovery is on when given. */
+  globalServer?: string;
+}
+
+export interface SyncthingOptions extends SyncthingDiscovery {
+  /** A command prefix to run it under, such as `ip netns exec NAME`. */
+  prefix?: string[];
+  /** The host its REST interface listens on (127.0.0.1 otherwise). */
+  guiHost?: string;
+}
+
 interface Teardown {
   teardown(fn: () => unknown): void;
 }
 
 /** Starts a Syncthing, stopped and its home removed in `t.teardown` whatever the test's outcome. */
-export async function startSyncthing(t: Teardown, name = 'syncthing'): Promise<Syncthing> {
+export async function startSyncthing(
+  t: Teardown,
+  name = 'syncthing',
+  options: SyncthingOptions = {},
+): Promise<Syncthing> {
   const home = await mkdtemp(join(tmpdir(), 'syncd-test-syncthing-'));
   const running: { child?: ChildProcess } = {};
   const stop = async () => {
@@ -92,22 +127,25 @@ export async function startSyncthing(t: Teardown, name = 'syncthing'): Promise<S
   };
   t.teardown(stop);
   const [guiPort, listenPort] = [await getPort({ host: '127.0.0.1' }), await getPort({ host: '127.0.0.1' })];
-  const id = await loopbackSyncthingHome(home, listenPort);
+  const id = await loopbackSyncthingHome(home, listenPort, options);
+  const guiHost = options.guiHost ?? '127.0.0.1';
+  const [command, ...prefixArgs] = [...(options.prefix ?? []), 'syncthing'];
   const apiKey = `syncthing-key-${guiPort}`;
   running.child = spawn(
-    'syncthing',
+    command as string,
     [
+      ...prefixArgs,
       'serve',
       `--home=${home}`,
       '--no-browser',
       '--no-upgrade',
       '--no-restart',
-      `--gui-address=http://127.0.0.1:${guiPort}`,
+      `--gui-address=http://${guiHost}:${guiPort}`,
       `--gui-apikey=${apiKey}`,
     ],
     { stdio: 'ignore', env: { ...process.env, STNODEFAULTFOLDER: '1', HOME: home } },
   );
-  const url = `http://127.0.0.1:${guiPort}`;
+  const url = `http://${guiHost}:${guiPort}`;
   const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
     const response = await fetch(`${url}${path}`, {
       method,
@@ -126,5 +164,14 @@ export async function startSyncthing(t: Teardown, name = 'syncthing'): Promise<S
   const until = <T>(what: string, check: () => Promise<T | undefined | false>, ms?: number) =>
     pollUntil(`${name}: ${what}`, check, ms);
   await until('answering pings', () => call('GET', '/rest/system/ping'), 60_000);
-  return { url, apiKey, id, listen: `tcp://127.0.0.1:${listenPort}`, home, call, until, stop };
+  return {
+    url,
+    apiKey,
+    id,
+    listen: options.listen ?? `tcp://127.0.0.1:${listenPort}`,
+    home,
+    call,
+    until,
+    stop,
+  };
 }
