@@ -30,6 +30,8 @@ const { values } = parseArgs({
     'service-gap': { type: 'string' },
     // Indexing alone: `npm run bench -- --scan`.
     scan: { type: 'boolean', default: false },
+    // Connecting alone: `npm run bench -- --connect`.
+    connect: { type: 'boolean', default: false },
   },
 });
 
@@ -147,6 +149,28 @@ async function scanRows(): Promise<void> {
   } finally {
     await big.remove();
   }
+}
+
+// 7. From a device being added to it being connected (see scripts/bench/connect.ts).
+async function connectRows(): Promise<void> {
+  if (!withSyncthing) return;
+  const connectRounds = quick ? 2 : 5;
+  log(`device added to connected, ${connectRounds} rounds each`);
+  const { connectBench } = await import('./bench/connect.ts');
+  const times = await connectBench(connectRounds);
+  const [ours, theirs] = [median(times.syncd), median(times.syncthing)];
+  row(
+    `a device added to it connected, median of ${connectRounds} (ms)`,
+    compare(ours, theirs),
+    '',
+    `syncd ${times.syncd.map((ms) => fmt(ms)).join(', ')}; Syncthing ${times.syncthing.map((ms) => fmt(ms)).join(', ')}`,
+  );
+}
+
+if (values.connect) {
+  await connectRows();
+  process.stdout.write(`${rows.map((cells) => `| ${cells.join(' | ')} |`).join('\n')}\n`);
+  process.exit(0);
 }
 
 if (values.scan) {
@@ -289,6 +313,7 @@ row(
 );
 
 await scanRows();
+await connectRows();
 
 // 5. Idle memory.
 const memory: Record<string, { parentMb: number; childMb: number }> = {};

@@ -125,6 +125,9 @@ export class ServiceHandover {
   }
 
   #release(worker: WorkerHandle): void {
+    // What goes to the holder (other devices' connections) waits here from now on: the holder is
+    // letting go, and would only close it.
+    this.#options.onHolder(undefined);
     const pending: Pending = { worker };
     this.#releasing = pending;
     const seq = this.#requests.open(pending);

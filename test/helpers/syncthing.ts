@@ -68,20 +68,21 @@ export async function loopbackSyncthingHome(
 }
 
 /**
- * Polls `check` every 100 ms until it returns something other than undefined or false (a throw counts
+ * Polls `check` every 100 ms (or `everyMs`) until it returns something other than undefined or false (a throw counts
  * as not yet); throws naming `what` past `ms`. The bound is generous: it catches hangs, not slowness.
  */
 export async function pollUntil<T>(
   what: string,
   check: () => Promise<T | undefined | false>,
   ms = 30_000,
+  everyMs = 100,
 ): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
     const result = await check().catch(() => undefined);
     if (result !== undefined && result !== false) return result as T;
     if (Date.now() > deadline) throw new Error(`${what} did not happen within ${ms / 1000} s`);
-    await sleep(100);
+    await sleep(everyMs);
   }
 }
 
