@@ -1,5 +1,6 @@
+import { loopbackSyncthingHome } from '../../test/helpers/syncthing.ts';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import getPort from 'get-port';
@@ -46,21 +47,8 @@ export const syncthing: Target = {
   async start() {
     const home = await mkdtemp(join(tmpdir(), 'syncthing-bench-'));
     const [port, listenPort] = [await getPort({ host: '127.0.0.1' }), await getPort({ host: '127.0.0.1' })];
-    await run('syncthing', ['generate', `--home=${home}`, '--no-default-folder']);
-    const configPath = join(home, 'config.xml');
     // Loopback only, nothing reaching out: no discovery, relays, NAT, reporting or upgrades.
-    const config = (await readFile(configPath, 'utf8'))
-      .replace(
-        /<listenAddress>[^<]*<\/listenAddress>/,
-        `<listenAddress>tcp://127.0.0.1:${listenPort}</listenAddress>`,
-      )
-      .replace(
-        /<(globalAnnounceEnabled|localAnnounceEnabled|relaysEnabled|natEnabled|startBrowser|crashReportingEnabled)>true</g,
-        '<$1>false<',
-      )
-      .replace(/<urAccepted>\d+</, '<urAccepted>-1<')
-      .replace(/<autoUpgradeIntervalH>\d+</, '<autoUpgradeIntervalH>0<');
-    await writeFile(configPath, config);
+    await loopbackSyncthingHome(home, listenPort);
     const args = [
       'serve',
       `--home=${home}`,
@@ -122,14 +110,4 @@ async function launch(
       if (home) await rm(home, { recursive: true, force: true });
     },
   };
-}
-
-function run(command: string, args: string[]): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: 'ignore' });
-    child.once('error', reject);
-    child.once('exit', (code) =>
-      code === 0 ? resolve() : reject(new Error(`${command} ${args[0]} exited with ${code}`)),
-    );
-  });
 }

@@ -21,6 +21,16 @@ export async function startService(t: Teardown, options: StartOptions = {}): Pro
   return service;
 }
 
+/** A REST call through the service's client, the body sent as JSON; the parsed answer of a 2xx. */
+export function api<T = unknown>(service: Service, method: string, path: string, body?: unknown): Promise<T> {
+  return service.client.call<T>(
+    method,
+    path,
+    body === undefined ? undefined : JSON.stringify(body),
+    'application/json',
+  );
+}
+
 export interface Reply {
   status: number;
   headers: IncomingHttpHeaders;

@@ -2,7 +2,7 @@
 // resume from each side, an unknown device pending on each side, and the connection back after an API
 // restart and after a worker crash.
 import t, { type Test } from 'tap';
-import { type Service, startService } from '../helpers/service.ts';
+import { api, type Service, startService } from '../helpers/service.ts';
 import {
   hasSyncthing,
   NO_SYNCTHING,
@@ -26,15 +26,6 @@ interface ConnectionView {
 }
 type Connections = { connections: Record<string, ConnectionView> };
 type Pending = Record<string, { name: string; address: string; time: string }>;
-
-function api<T = unknown>(service: Service, method: string, path: string, body?: unknown): Promise<T> {
-  return service.client.call<T>(
-    method,
-    path,
-    body === undefined ? undefined : JSON.stringify(body),
-    'application/json',
-  );
-}
 
 async function syncdSide(t: Test) {
   const syncd = await startService(t);
