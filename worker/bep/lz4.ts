@@ -5,6 +5,7 @@ import { compressBlock } from 'lz4js';
 // allocated for it.
 const MAX_RATIO = 255;
 const MIN_MATCH = 4;
+const SHORT_COPY = 32;
 
 export class Lz4Error extends Error {
   override name = 'Lz4Error';
@@ -47,38 +48,50 @@ export function lz4Decompress(framed: Uint8Array, maxSize: number): Buffer {
 }
 
 function decodeBlock(src: Uint8Array, dst: Buffer): number {
+  const srcEnd = src.length;
+  const dstEnd = dst.length;
   let s = 0;
   let d = 0;
-  const readLength = (length: number): number => {
-    if (length !== 15) return length;
-    for (;;) {
-      if (s >= src.length) throw new Lz4Error('LZ4 length runs past the end of the block');
-      const byte = src[s++] as number;
-      length += byte;
-      if (byte !== 255) return length;
-    }
-  };
-  while (s < src.length) {
+  while (s < srcEnd) {
     const token = src[s++] as number;
-    const literals = readLength(token >> 4);
-    if (s + literals > src.length || d + literals > dst.length)
-      throw new Lz4Error('LZ4 literals run past a buffer');
-    dst.set(src.subarray(s, s + literals), d);
-    s += literals;
-    d += literals;
+    let literals = token >> 4;
+    if (literals === 15) {
+      for (let byte = 255; byte === 255;) {
+        if (s >= srcEnd) throw new Lz4Error('LZ4 literal length runs past the end of the block');
+        byte = src[s++] as number;
+        literals += byte;
+      }
+    }
+    if (s + literals > srcEnd || d + literals > dstEnd) throw new Lz4Error('LZ4 literals run past a buffer');
+    // Short runs are copied byte by byte: a subarray per run costs more than it saves.
+    if (literals < SHORT_COPY) {
+      for (const end = s + literals; s < end;) dst[d++] = src[s++] as number;
+    } else {
+      dst.set(src.subarray(s, s + literals), d);
+      s += literals;
+      d += literals;
+    }
     // The last sequence has literals only.
-    if (s === src.length) break;
-    if (s + 2 > src.length) throw new Lz4Error('LZ4 match offset runs past the end of the block');
+    if (s === srcEnd) break;
+    if (s + 2 > srcEnd) throw new Lz4Error('LZ4 match offset runs past the end of the block');
     const offset = (src[s] as number) | ((src[s + 1] as number) << 8);
     s += 2;
     if (offset === 0 || offset > d) throw new Lz4Error('LZ4 match points before the start of the output');
-    const length = readLength(token & 15) + MIN_MATCH;
-    if (d + length > dst.length) throw new Lz4Error('LZ4 match runs past the end of the output');
-    if (offset >= length) {
+    let length = token & 15;
+    if (length === 15) {
+      for (let byte = 255; byte === 255;) {
+        if (s >= srcEnd) throw new Lz4Error('LZ4 match length runs past the end of the block');
+        byte = src[s++] as number;
+        length += byte;
+      }
+    }
+    length += MIN_MATCH;
+    if (d + length > dstEnd) throw new Lz4Error('LZ4 match runs past the end of the output');
+    if (offset >= length && length >= SHORT_COPY) {
       dst.copyWithin(d, d - offset, d - offset + length);
       d += length;
     } else {
-      // An overlapping match repeats what it has just written.
+      // Byte by byte, which also repeats what an overlapping match has just written.
       for (let from = d - offset, end = d + length; d < end;) dst[d++] = dst[from++] as number;
     }
   }
