@@ -1,4 +1,4 @@
-import type { FolderStatus, SyncdClient } from '../../shared/client/client.ts';
+import type { DeviceConnection, FolderStatus, SyncdClient } from '../../shared/client/client.ts';
 import type { DeviceConfiguration, FolderConfiguration } from '../../shared/config/defaults.ts';
 
 /** A mistake in how the command was called: exit code 2 (see run.ts). */
@@ -27,7 +27,12 @@ export async function devicesCommand(
   switch (sub) {
     case undefined: {
       const devices = await client.devices();
-      print(devices, devicesTable(devices, myID));
+      // What is connected, and who is knocking: shown when the service holds them (not mid-restart).
+      const [{ connections }, pending] = await Promise.all([
+        client.connections(),
+        client.pendingDevices().catch(() => ({})),
+      ]);
+      print(devices, devicesTable(devices, myID, connections, pending));
       return;
     }
     case 'add': {
@@ -116,16 +121,31 @@ function needId(sub: string, id: string | undefined, what: string): string {
   return id;
 }
 
-function devicesTable(devices: DeviceConfiguration[], myID: string): string {
+function devicesTable(
+  devices: DeviceConfiguration[],
+  myID: string,
+  connections: Record<string, DeviceConnection>,
+  pending: Record<string, { name: string; address: string }>,
+): string {
   if (devices.length === 0) return 'no devices';
-  return devices
-    .map((device) => {
-      const marks = [device.deviceID === myID ? 'this device' : '', device.paused ? 'paused' : '']
-        .filter(Boolean)
-        .join(', ');
-      return `${device.deviceID}  ${device.name || '(no name)'}  ${device.addresses.join(' ')}${marks ? `  (${marks})` : ''}`;
-    })
-    .join('\n');
+  const lines = devices.map((device) => {
+    const connection = connections[device.deviceID];
+    const state =
+      device.deviceID === myID
+        ? 'this device'
+        : device.paused
+          ? 'paused'
+          : connection?.connected
+            ? `connected at ${connection.address}, ${connection.clientVersion}`
+            : 'not connected';
+    return `${device.deviceID}  ${device.name || '(no name)'}  ${device.addresses.join(' ')}  (${state})`;
+  });
+  for (const [id, { name, address }] of Object.entries(pending)) {
+    lines.push(
+      `${id}  ${name || '(no name)'}  (pending: connected from ${address}, not configured; add it to accept it)`,
+    );
+  }
+  return lines.join('\n');
 }
 
 function foldersTable(folders: FolderConfiguration[], statuses: Array<FolderStatus | undefined>): string {

@@ -55,6 +55,19 @@ export class ClientError extends Error {
  * A client of the /rest/system interface: one method per operation, a timeout on every call. It sends
  * the key as X-API-Key, as Syncthing's own clients do, so it also speaks to Syncthing.
  */
+/** A device's connection as GET /rest/system/connections shows it. */
+export interface DeviceConnection {
+  connected: boolean;
+  paused: boolean;
+  address: string;
+  clientVersion: string;
+  type: string;
+  crypto: string;
+  startedAt: string;
+  inBytesTotal: number;
+  outBytesTotal: number;
+}
+
 export class SyncdClient {
   readonly baseUrl: string;
   readonly #apiKey: string | undefined;
@@ -101,6 +114,16 @@ export class SyncdClient {
 
   devices(): Promise<DeviceConfiguration[]> {
     return this.call('GET', '/rest/config/devices');
+  }
+
+  /** Syncthing's GET /rest/system/connections: each configured device's connection, if any. */
+  connections(): Promise<{ connections: Record<string, DeviceConnection> }> {
+    return this.call('GET', '/rest/system/connections');
+  }
+
+  /** The devices that connected without being configured, by device ID. */
+  pendingDevices(): Promise<Record<string, { time: string; name: string; address: string }>> {
+    return this.call('GET', '/rest/cluster/pending/devices');
   }
 
   /** Adds a device, or replaces the one with its ID; missing fields come from `defaults.device`. */

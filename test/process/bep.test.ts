@@ -2,7 +2,8 @@
 // resume from each side, an unknown device pending on each side, and the connection back after an API
 // restart and after a worker crash.
 import t, { type Test } from 'tap';
-import { api, type Service, startService } from '../helpers/service.ts';
+import { execa } from 'execa';
+import { api, type Service, startService, syncdBin } from '../helpers/service.ts';
 import {
   hasSyncthing,
   NO_SYNCTHING,
@@ -89,6 +90,15 @@ t.test(
       address: syncthing.listen.slice(6),
     });
     t.ok(ours.inBytesTotal > 0 && ours.outBytesTotal > 0, 'bytes counted both ways');
+    const listed = await execa(process.execPath, [syncdBin, 'devices'], {
+      env: { SYNCD_ADDRESS: syncd.address, SYNCD_API_KEY: syncd.apiKey },
+      reject: false,
+    });
+    t.match(
+      listed.stdout,
+      new RegExp(`${syncthing.id}  st  ${syncthing.listen}  \\(connected at 127\\.0\\.0\\.1:\\d+, v1\\.19`),
+      'syncd devices says so',
+    );
     const all = await api<Array<{ type: string; data: Record<string, unknown> }>>(
       syncd,
       'GET',
