@@ -39,11 +39,20 @@ async function syncdSide(t: Test) {
 }
 
 /** How each side sees the other, once `check` holds, within a generous bound. */
-function syncdSees(syncd: Service, id: string, check: (view: ConnectionView | undefined) => boolean) {
-  return pollUntil(`syncd's view of ${id}`, async () => {
-    const view = (await api<Connections>(syncd, 'GET', '/rest/system/connections')).connections[id];
-    return check(view) && { view };
-  }).then(({ view }) => view as ConnectionView);
+function syncdSees(
+  syncd: Service,
+  id: string,
+  check: (view: ConnectionView | undefined) => boolean,
+  ms?: number,
+) {
+  return pollUntil(
+    `syncd's view of ${id}`,
+    async () => {
+      const view = (await api<Connections>(syncd, 'GET', '/rest/system/connections')).connections[id];
+      return check(view) && { view };
+    },
+    ms,
+  ).then(({ view }) => view as ConnectionView);
 }
 
 function syncthingSees(
@@ -133,6 +142,9 @@ t.test('Syncthing dials syncd; pause and resume from each side', { skip }, async
   });
   await syncthing.call('POST', '/rest/config/devices', { deviceID: id, name: 'syncd', addresses: [listen] });
   t.match(await syncdSees(syncd, syncthing.id, connected), { type: 'tcp-server' });
+  // From here on syncd knows where Syncthing listens too, so that a resume on either side does not
+  // wait for Syncthing's own redial, which comes at most once a minute per address.
+  await api(syncd, 'PATCH', `/rest/config/devices/${syncthing.id}`, { addresses: [syncthing.listen] });
 
   // syncd pauses Syncthing: the connection closes at once, and Syncthing's dials are refused.
   await api(syncd, 'POST', `/rest/system/pause?device=${syncthing.id}`);
@@ -147,7 +159,8 @@ t.test('Syncthing dials syncd; pause and resume from each side', { skip }, async
   await syncdSees(syncd, syncthing.id, disconnected);
   t.match(await syncthingSees(syncthing, id, disconnected), { paused: true }, 'paused in Syncthing');
   await syncthing.call('POST', `/rest/system/resume?device=${id}`);
-  await syncdSees(syncd, syncthing.id, connected);
+  // syncd dials again with backoff while refused (up to a minute apart), or Syncthing dials first.
+  await syncdSees(syncd, syncthing.id, connected, 90_000);
   await syncthingSees(syncthing, id, connected);
   t.pass('back after Syncthing resumed it');
 });
@@ -189,7 +202,8 @@ t.test('an unknown device is pending on each side', { skip }, async (t) => {
   );
   // Adding it makes it a device: connected, and no longer pending.
   await other.call('POST', '/rest/config/devices', { deviceID: id, name: 'syncd', addresses: ['dynamic'] });
-  await syncdSees(syncd, other.id, connected);
+  // syncd has been refused until now, and dials again with backoff (up to a minute apart).
+  await syncdSees(syncd, other.id, connected, 90_000);
   t.pass('connected once Syncthing added it');
 });
 
