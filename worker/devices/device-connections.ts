@@ -14,12 +14,15 @@ import type { WorkerConfig } from '../config/worker-config.ts';
 import type { EventLog } from '../events/event-log.ts';
 import type { PendingDevice } from '../index-db/index-db.ts';
 import { clusterConfigFor, compressionFor, foldersSharedWith, type IndexState } from './cluster-config.ts';
+import type { IndexExchange, IndexPeer } from './index-exchange.ts';
 import { dial, type DialStatus, redialDelayMs } from './dialer.ts';
 
 /** A device connected now, as /rest/system/connections shows it. */
 export interface Connection {
   device: string;
   session: BepSession;
+  /** The connection as the index exchange sees it. */
+  peer: IndexPeer;
   type: 'tcp-client' | 'tcp-server';
   /** The peer's address, HOST:PORT. */
   address: string;
@@ -64,6 +67,8 @@ export interface DeviceConnectionsOptions {
   times?: SessionTimes;
   /** How long a dial may take, TLS handshake included. */
   dialTimeoutMs?: number;
+  /** The index exchange, when there is an index: without one, indexes received are only checked. */
+  exchange?: IndexExchange;
 }
 
 // Syncthing's rule for a second connection from a device: the existing one stays unless it is older
@@ -240,6 +245,7 @@ export class DeviceConnections {
     const connection: Connection = {
       device: peer,
       session,
+      peer: { device: peer, send: (message) => session.send(message) },
       type,
       address,
       clientName: hello.clientName,
@@ -308,6 +314,7 @@ export class DeviceConnections {
 
   #disconnected(connection: Connection, end: SessionEnd): void {
     const { device } = connection;
+    this.#options.exchange?.forget(connection.peer);
     if (this.#connections.get(device) !== connection) return;
     this.#connections.delete(device);
     this.#options.events.log('DeviceDisconnected', { error: end.reason, id: device });
@@ -330,11 +337,25 @@ export class DeviceConnections {
 
   #sendClusterConfig(connection: Connection): void {
     const body = clusterConfigFor(this.#config, connection.device, this.#options.index);
+    this.#log.trace(
+      {
+        device: connection.device,
+        folders: body.folders.map((folder) => ({
+          id: folder.id,
+          devices: folder.devices.map(
+            (entry) =>
+              `${deviceIdFromRaw(entry.id).slice(0, 7)}:${entry.indexId.toString(16)}@${entry.maxSequence}`,
+          ),
+        })),
+      },
+      'ClusterConfig sent',
+    );
     connection.session.send({ kind: 'ClusterConfig', body });
   }
 
   #received(connection: Connection, message: BepMessage): void {
     const { session, device } = connection;
+    this.#log.trace({ device, kind: message.kind }, `${message.kind} from ${device}`);
     switch (message.kind) {
       case 'ClusterConfig': {
         const problem = this.#clusterConfigProblem(device, message.body);
@@ -343,19 +364,19 @@ export class DeviceConnections {
           return;
         }
         this.#options.events.log('ClusterConfigReceived', { device });
+        this.#options.exchange?.clusterConfig(connection.peer, message.body);
         return;
       }
       case 'Index':
       case 'IndexUpdate': {
-        const { folder } = message.body;
-        if (!foldersSharedWith(this.#config, device).has(folder)) {
-          session.close(
-            `protocol error: ${message.kind} for folder ${JSON.stringify(folder)}, which is not shared with this device`,
-          );
-          return;
-        }
-        // Kept and acted on once syncd synchronizes folders; until then only received.
-        this.#log.debug({ device, folder, files: message.body.files.length }, `${message.kind} received`);
+        const { folder, files } = message.body;
+        const { exchange } = this.#options;
+        const problem = exchange
+          ? exchange.received(connection.peer, folder, files, message.kind === 'Index')
+          : foldersSharedWith(this.#config, device).has(folder)
+            ? undefined
+            : `${message.kind} for folder ${JSON.stringify(folder)}, which is not shared with this device`;
+        if (problem) session.close(`protocol error: ${problem}`);
         return;
       }
       case 'Request':
@@ -401,7 +422,10 @@ export class DeviceConnections {
       const now = after.get(device);
       if (!now) connection.session.close('the device was removed from the configuration');
       else if (now.paused) connection.session.close('device is paused');
-      else if (sharingChanged(from, to, device)) this.#sendClusterConfig(connection);
+      else if (sharingChanged(from, to, device)) {
+        this.#sendClusterConfig(connection);
+        this.#options.exchange?.reconsider(connection.peer);
+      }
     }
     const pending = new Set(this.pendingDevices().map((device) => device.device));
     for (const [device, now] of after) {

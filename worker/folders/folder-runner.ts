@@ -1,3 +1,4 @@
+import type { FileRecord } from '../index-db/file-record.ts';
 import { type FSWatcher, watch } from 'node:fs';
 import { mkdir, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
@@ -29,6 +30,8 @@ export interface FolderRunnerOptions {
   events: EventLog;
   shortId: bigint;
   logger: Logger;
+  /** Hears every batch of local changes recorded, for the devices that share the folder. */
+  onLocalUpdate?: (folder: string, records: FileRecord[]) => void;
 }
 
 /**
@@ -196,6 +199,7 @@ export class FolderRunner {
             sequence: last?.sequence ?? 0,
             version: last?.sequence ?? 0,
           });
+          this.#options.onLocalUpdate?.(folder.id, records);
         },
         onProgress: (current, total) => {
           const now = Date.now();

@@ -54,6 +54,17 @@ const MIGRATIONS: string[][] = [
        time TEXT NOT NULL
      ) WITHOUT ROWID`,
   ],
+  [
+    // What is known of each other device's index of a folder: its index ID and the highest sequence
+    // received, for the delta indexes of the next connection.
+    `CREATE TABLE remote_indexes (
+       folder TEXT NOT NULL,
+       device TEXT NOT NULL,
+       index_id TEXT NOT NULL,
+       max_sequence INTEGER NOT NULL,
+       PRIMARY KEY (folder, device)
+     ) WITHOUT ROWID`,
+  ],
 ];
 export const SCHEMA_VERSION = MIGRATIONS.length;
 // What identifies the file as ours: SQLite's application_id ("sync" in ASCII).
@@ -172,7 +183,22 @@ export class IndexDb {
         'INSERT OR REPLACE INTO pending_devices (device, name, address, time) VALUES (?, ?, ?, ?)',
       ),
       dropPendingDevice: db.prepare('DELETE FROM pending_devices WHERE device = ?'),
+      remoteIndex: db.prepare<[string, string], { index_id: string; max_sequence: number }>(
+        'SELECT index_id, max_sequence FROM remote_indexes WHERE folder = ? AND device = ?',
+      ),
+      putRemoteIndex: db.prepare(
+        'INSERT OR REPLACE INTO remote_indexes (folder, device, index_id, max_sequence) VALUES (?, ?, ?, ?)',
+      ),
+      dropRemoteIndex: db.prepare('DELETE FROM remote_indexes WHERE folder = ? AND device = ?'),
+      dropDeviceFiles: db.prepare('DELETE FROM files WHERE folder = ? AND device = ?'),
+      versionsOf: db.prepare<[string, string], FileRow & { device: string }>(
+        'SELECT * FROM files WHERE folder = ? AND name = ?',
+      ),
+      since: db.prepare<[string, string, number, number], FileRow>(
+        'SELECT * FROM files WHERE folder = ? AND device = ? AND sequence > ? ORDER BY sequence LIMIT ?',
+      ),
       dropFiles: db.prepare('DELETE FROM files WHERE folder = ?'),
+      dropRemoteIndexes: db.prepare('DELETE FROM remote_indexes WHERE folder = ?'),
     };
   }
 
@@ -270,6 +296,55 @@ export class IndexDb {
     return this.#statements.folderIds.all().map((row) => row.folder);
   }
 
+  /** What is known of a device's index of the folder: its index ID and highest sequence (0 and 0: nothing). */
+  remoteIndex(folder: string, device: string): { indexId: bigint; maxSequence: number } {
+    const row = this.#statements.remoteIndex.get(folder, device);
+    return row
+      ? { indexId: BigInt(row.index_id), maxSequence: row.max_sequence }
+      : { indexId: 0n, maxSequence: 0 };
+  }
+
+  /**
+   * Forgets what a device sent of the folder, and records the index ID it announces now (0: nothing to
+   * keep), as a device's new index ID or its reset asks.
+   */
+  resetRemote(folder: string, device: string, indexId: bigint): void {
+    this.#db.transaction(() => {
+      this.#statements.dropDeviceFiles.run(folder, device);
+      if (indexId === 0n) this.#statements.dropRemoteIndex.run(folder, device);
+      else this.#statements.putRemoteIndex.run(folder, device, indexId.toString(), 0);
+    })();
+  }
+
+  /**
+   * Records files a device sent (an Index replaces what it sent before, `replace`; an IndexUpdate
+   * adds to it), with the highest sequence seen, in one transaction.
+   */
+  putRemote(folder: string, device: string, records: FileRecord[], replace: boolean): void {
+    this.#db.transaction(() => {
+      const known = this.remoteIndex(folder, device);
+      if (replace) this.#statements.dropDeviceFiles.run(folder, device);
+      let maxSequence = replace ? 0 : known.maxSequence;
+      for (const record of records) {
+        this.#statements.put.run(...toRow(folder, device, record));
+        if (record.sequence > maxSequence) maxSequence = record.sequence;
+      }
+      this.#statements.putRemoteIndex.run(folder, device, known.indexId.toString(), maxSequence);
+    })();
+  }
+
+  /** Every device's record of one name (this device's as LOCAL). */
+  versionsOf(folder: string, name: string): Array<{ device: string; record: FileRecord }> {
+    return this.#statements.versionsOf
+      .all(folder, name)
+      .map((row) => ({ device: row.device, record: fromRow(row) }));
+  }
+
+  /** This device's records of the folder with a sequence above `after`, in sequence order, at most `limit`. */
+  localSince(folder: string, after: number, limit: number): FileRecord[] {
+    return this.#statements.since.all(folder, LOCAL, after, limit).map(fromRow);
+  }
+
   /** Devices that connected unconfigured, by device ID. */
   pendingDevices(): PendingDevice[] {
     return this.#statements.pendingDevices.all();
@@ -291,6 +366,7 @@ export class IndexDb {
   drop(folder: string): void {
     this.#db.transaction(() => {
       this.#statements.dropFiles.run(folder);
+      this.#statements.dropRemoteIndexes.run(folder);
       this.#statements.dropFolder.run(folder);
     })();
   }

@@ -11,6 +11,7 @@ import type { SessionTimes } from '../bep/session.ts';
 import type { DeviceCredentials } from '../bep/tls-options.ts';
 import { DeviceConnections, memoryPendingStore } from '../devices/device-connections.ts';
 import { Discovery } from '../discovery/discovery.ts';
+import { IndexExchange } from '../devices/index-exchange.ts';
 import type { SyncListening } from '../../shared/ipc/protocol.ts';
 
 /** The service as a worker holds it: the index, the hashing threads, the folders and the devices. */
@@ -60,7 +61,23 @@ export async function openService(context: ServiceContext): Promise<SyncService>
   // Started with the service when there are folders to scan: their first scan does not wait for
   // threads to start. Without work they end again (see hasher-pool.ts).
   if (db && context.config.current.folders.length > 0) hasher.warm();
-  const folders = db ? new Folders({ ...context, db, hasher }) : undefined;
+  const exchange = db
+    ? new IndexExchange({
+        db,
+        myId: context.myId,
+        events: context.events,
+        logger: context.logger,
+        config: () => context.config.current,
+      })
+    : undefined;
+  const folders = db
+    ? new Folders({
+        ...context,
+        db,
+        hasher,
+        onLocalUpdate: (folder, records) => exchange?.localUpdated(folder, records),
+      })
+    : undefined;
   folders?.start();
   // Discovery finds addresses; a configured device found is dialed at once.
   const dialer: { dialNow?: (device: string) => void } = {};
@@ -81,12 +98,8 @@ export async function openService(context: ServiceContext): Promise<SyncService>
     events: context.events,
     logger: context.logger,
     pending: db ?? memoryPendingStore(),
-    index: (folder, device) => {
-      // What is known of other devices' indexes comes with synchronization; until then, nothing.
-      if (device !== context.myId || !db) return { indexId: 0n, maxSequence: 0n };
-      const { indexId, sequence } = db.folder(folder);
-      return { indexId, maxSequence: BigInt(sequence) };
-    },
+    index: (folder, device) => exchange?.known(folder, device) ?? { indexId: 0n, maxSequence: 0n },
+    exchange,
     times: context.times,
     lookup: (device) => discovery.lookup(device),
   });

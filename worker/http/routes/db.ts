@@ -3,7 +3,8 @@ import type { WorkerConfig } from '../../config/worker-config.ts';
 import { shortIdString } from '../../../shared/device-id.ts';
 import { countedBytes, folderSummary, SYNTHETIC_SIZE } from '../../folders/folder-summary.ts';
 import { type FileRecord, REST_TYPE_NAMES, versionStrings } from '../../index-db/file-record.ts';
-import type { IndexDb } from '../../index-db/index-db.ts';
+import { type IndexDb, LOCAL } from '../../index-db/index-db.ts';
+import { globalVersion } from '../../index-db/versions.ts';
 import type { SyncService } from '../../service/open-service.ts';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../../../shared/home.ts';
@@ -48,13 +49,18 @@ export async function dbRoutes(app: FastifyInstance, options: DbRouteOptions): P
   app.get('/rest/db/file', async (request) => {
     const { id, db } = folderOf(request);
     const name = query(request).file ?? '';
-    const record = db?.file(id, name);
-    if (!record) throw noSuch(`no such object in the index: ${JSON.stringify(name)} in folder ${id}`);
-    // Until other devices share it, the global version is the local one.
+    const versions = db?.versionsOf(id, name) ?? [];
+    const found = globalVersion(versions);
+    if (!found) throw noSuch(`no such object in the index: ${JSON.stringify(name)} in folder ${id}`);
+    const local = versions.find((entry) => entry.device === LOCAL)?.record;
     return {
-      availability: [],
-      global: restFile(record),
-      local: restFile(record),
+      // The devices that have the global version, besides this one.
+      availability: found.holders
+        .filter((device) => device !== LOCAL)
+        .map((device) => ({ id: device, fromTemporary: false })),
+      global: restFile(found.global.record),
+      // A name only other devices have is answered with an empty local record, as Syncthing does.
+      local: restFile(local ?? NO_RECORD),
       // Syncthing maps modification times only on file systems that cannot keep them: none here.
       mtime: { err: null, value: { real: GO_ZERO_TIME, virtual: GO_ZERO_TIME } },
     };
@@ -224,6 +230,25 @@ function modified(record: FileRecord): string {
     record.modifiedNs === 0 ? '' : `.${String(record.modifiedNs).padStart(9, '0').replace(/0+$/, '')}`;
   return `${seconds}${fraction}Z`;
 }
+
+// What Syncthing shows for a record this device does not have: Go's zero FileInfo.
+const NO_RECORD: FileRecord = {
+  name: '',
+  type: 'file',
+  size: 0,
+  permissions: 0,
+  modifiedS: -62135596800,
+  modifiedNs: 0,
+  modifiedBy: 0n,
+  deleted: false,
+  invalid: false,
+  noPermissions: true,
+  version: [],
+  sequence: 0,
+  blockSize: 0,
+  blocks: [],
+  symlinkTarget: '',
+};
 
 /** A record as Syncthing's REST writes a FileInfo. */
 export function restFile(record: FileRecord) {

@@ -1,0 +1,114 @@
+// The index exchange between syncd and a real Syncthing 1.19 sharing a folder, on loopback: each
+// device's index reaches the other (seen through each one's GET /rest/db/file), a reconnection sends
+// only what changed (delta indexes), and a local change goes out as an IndexUpdate.
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import t from 'tap';
+import { api, startService } from '../helpers/service.ts';
+import { hasSyncthing, NO_SYNCTHING, pollUntil, startSyncthing } from '../helpers/syncthing.ts';
+
+const skip = hasSyncthing ? false : NO_SYNCTHING;
+
+interface FileAnswer {
+  global: { name: string; size: number; version: string[]; numBlocks: number; modifiedBy: string };
+  local: { name: string; version: string[] };
+  availability: Array<{ id: string }> | null;
+}
+type Events = Array<{ id: number; type: string; data: Record<string, unknown> }>;
+
+t.test('indexes go both ways, in full, then as deltas', { skip }, async (t) => {
+  const dir = t.testdir({
+    theirs: { 'a.txt': 'hello from syncthing\n', sub: { 'b.bin': 'b'.repeat(300_000) } },
+    ours: { 'c.txt': 'hello from syncd\n' },
+  });
+  const [theirs, mine] = [join(dir, 'theirs'), join(dir, 'ours')];
+  const syncthing = await startSyncthing(t);
+  const syncd = await startService(t);
+  const status = await api<{
+    myID: string;
+    connectionServiceStatus: Record<string, { lanAddresses: string[] }>;
+  }>(syncd, 'GET', '/rest/system/status');
+  const listen = Object.values(status.connectionServiceStatus)[0]?.lanAddresses[0] as string;
+  await mkdir(join(theirs, '.stfolder'), { recursive: true });
+  await syncthing.call('POST', '/rest/config/devices', { deviceID: status.myID, addresses: [listen] });
+  await syncthing.call('POST', '/rest/config/folders', {
+    id: 'shared',
+    path: theirs,
+    devices: [{ deviceID: status.myID }],
+    // Receive nothing into Syncthing's folder: only the indexes are under test here.
+    type: 'sendonly',
+  });
+  await api(syncd, 'POST', '/rest/config/devices', { deviceID: syncthing.id, addresses: [syncthing.listen] });
+  await api(syncd, 'POST', '/rest/config/folders', {
+    id: 'shared',
+    path: mine,
+    devices: [{ deviceID: syncthing.id }],
+  });
+
+  // Syncthing's index in syncd: a.txt with Syncthing's version, available from Syncthing.
+  const a = await pollUntil('Syncthing’s a.txt in syncd’s index', () =>
+    api<FileAnswer>(syncd, 'GET', '/rest/db/file?folder=shared&file=a.txt'),
+  );
+  t.match(a.global, { name: 'a.txt', size: 21, numBlocks: 1, modifiedBy: syncthing.id.slice(0, 7) });
+  t.same(a.availability, [{ id: syncthing.id, fromTemporary: false }]);
+  t.equal(a.local.name, '', 'not here yet');
+  const b = await api<FileAnswer>(syncd, 'GET', '/rest/db/file?folder=shared&file=sub/b.bin');
+  t.match(b.global, { size: 300_000, numBlocks: 3 });
+
+  // syncd's index in Syncthing: c.txt with syncd's version, available from syncd.
+  const c = await syncthing.until('syncd’s c.txt in Syncthing’s index', () =>
+    syncthing.call<FileAnswer>('GET', '/rest/db/file?folder=shared&file=c.txt'),
+  );
+  t.match(c.global, { name: 'c.txt', size: 17, numBlocks: 1, modifiedBy: status.myID.slice(0, 7) });
+  t.match(c.availability, [{ id: status.myID }]);
+
+  // A restart of syncd reconnects; Syncthing has syncd's index at this index ID, so nothing is resent,
+  // and Syncthing sends nothing syncd has either.
+  const before = await syncthing.call<Events>(
+    'GET',
+    '/rest/events?since=0&timeout=0&events=RemoteIndexUpdated',
+  );
+  const lastEvent = before.at(-1)?.id ?? 0;
+  const worker = await syncd.workerPid();
+  await api(syncd, 'POST', '/rest/system/restart');
+  await pollUntil('a new worker holding the service', async () => {
+    const answer = await api<{ pid: number; service: { held: boolean } }>(
+      syncd,
+      'GET',
+      '/rest/system/status',
+    );
+    return answer.pid !== worker && answer.service.held;
+  });
+  await pollUntil('connected again', async () => {
+    const { connections } = await api<{
+      connections: Record<string, { connected: boolean; startedAt: string }>;
+    }>(syncd, 'GET', '/rest/system/connections');
+    return connections[syncthing.id]?.connected;
+  });
+  await writeFile(join(mine, 'd.txt'), 'a change after the reconnection\n');
+  await api(syncd, 'POST', '/rest/db/scan?folder=shared');
+  await syncthing.until('syncd’s d.txt in Syncthing’s index', () =>
+    syncthing.call<FileAnswer>('GET', '/rest/db/file?folder=shared&file=d.txt'),
+  );
+  const after = await syncthing.call<Events>(
+    'GET',
+    `/rest/events?since=${lastEvent}&timeout=0&events=RemoteIndexUpdated`,
+  );
+  const fromSyncd = after.filter((event) => event.data.device === status.myID);
+  t.same(
+    fromSyncd.map((event) => event.data.items),
+    [1],
+    'after the reconnection, only the one change went out (a delta), not the index again',
+  );
+  // Syncthing sent nothing either: syncd's ClusterConfig told it what syncd had of its index.
+  const ours = await api<Events>(syncd, 'GET', '/rest/events?since=0&timeout=0');
+  t.same(
+    ours.filter((event) => event.type === 'RemoteIndexUpdated'),
+    [],
+    'the new worker received no index from Syncthing: it had it already',
+  );
+  // And syncd kept what Syncthing sent before: a.txt is still known without a new Index.
+  t.match(await api<FileAnswer>(syncd, 'GET', '/rest/db/file?folder=shared&file=a.txt'), {
+    global: { name: 'a.txt' },
+  });
+});

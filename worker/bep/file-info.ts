@@ -1,0 +1,115 @@
+import { create } from '@bufbuild/protobuf';
+import { FILE_TYPES, type FileRecord, type FileType } from '../index-db/file-record.ts';
+import { MAX_BLOCK_SIZE, MIN_BLOCK_SIZE } from '../scanner/blocks.ts';
+import { type FileInfo, FileInfoSchema, FileInfoType } from './bep_pb.ts';
+
+/** A record as BEP's FileInfo, to send in an Index or IndexUpdate. */
+export function toFileInfo(record: FileRecord): FileInfo {
+  return create(FileInfoSchema, {
+    name: record.name,
+    type: FILE_TYPES[record.type],
+    size: BigInt(record.size),
+    permissions: record.permissions,
+    modifiedS: BigInt(record.modifiedS),
+    modifiedNs: record.modifiedNs,
+    modifiedBy: record.modifiedBy,
+    deleted: record.deleted,
+    invalid: record.invalid,
+    noPermissions: record.noPermissions,
+    version: { counters: record.version.map(({ id, value }) => ({ id, value })) },
+    sequence: BigInt(record.sequence),
+    blockSize: record.blockSize,
+    blocks: record.blocks.map((block) => ({
+      offset: BigInt(block.offset),
+      size: block.size,
+      hash: block.hash,
+      weakHash: block.weakHash,
+    })),
+    symlinkTarget: record.symlinkTarget,
+  });
+}
+
+const TYPES = new Map<number, FileType>([
+  [FileInfoType.FILE, 'file'],
+  [FileInfoType.DIRECTORY, 'directory'],
+  [FileInfoType.SYMLINK, 'symlink'],
+  // Syncthing's deprecated symlink types read as symlinks.
+  [FileInfoType.SYMLINK_FILE, 'symlink'],
+  [FileInfoType.SYMLINK_DIRECTORY, 'symlink'],
+]);
+
+/**
+ * A FileInfo a device sent, as a record, or the reason it breaks Syncthing's rules (which closes the
+ * connection, as Syncthing closes it): a name that is not canonical, a deleted file or a directory
+ * with blocks, a file without, a block size that is no power of two between 128 KiB and 16 MiB, or
+ * numbers out of range.
+ */
+export function fromFileInfo(info: FileInfo): FileRecord | string {
+  const problem = nameProblem(info.name);
+  if (problem) return `file name ${JSON.stringify(info.name)}: ${problem}`;
+  const type = TYPES.get(info.type);
+  if (type === undefined) return `${info.name}: unknown file type ${info.type}`;
+  if (info.deleted && info.blocks.length > 0) return `${info.name}: deleted file with non-empty block list`;
+  if (type === 'directory' && info.blocks.length > 0)
+    return `${info.name}: directory with non-empty block list`;
+  if (type === 'file' && !info.deleted && !info.invalid && info.blocks.length === 0) {
+    return `${info.name}: file with empty block list`;
+  }
+  const blockSize = info.blockSize === 0 ? MIN_BLOCK_SIZE : info.blockSize;
+  if (blockSize < MIN_BLOCK_SIZE || blockSize > MAX_BLOCK_SIZE || (blockSize & (blockSize - 1)) !== 0) {
+    return `${info.name}: block size ${info.blockSize} is not a power of two from 128 KiB to 16 MiB`;
+  }
+  const size = safe(info.size);
+  const modifiedS = safe(info.modifiedS);
+  const sequence = safe(info.sequence);
+  if (size === undefined || size < 0) return `${info.name}: size ${info.size} out of range`;
+  if (modifiedS === undefined || sequence === undefined || sequence < 0) {
+    return `${info.name}: modification time or sequence out of range`;
+  }
+  let offset = 0;
+  const blocks = [];
+  for (const block of info.blocks) {
+    if (block.hash.length !== 32) return `${info.name}: a block hash of ${block.hash.length} bytes`;
+    if (block.size < 0 || block.size > MAX_BLOCK_SIZE || safe(block.offset) !== offset) {
+      return `${info.name}: blocks that do not follow each other`;
+    }
+    blocks.push({ offset, size: block.size, hash: Buffer.from(block.hash), weakHash: block.weakHash });
+    offset += block.size;
+  }
+  if (type === 'file' && !info.deleted && !info.invalid && offset !== size) {
+    return `${info.name}: blocks of ${offset} bytes for a file of ${size}`;
+  }
+  return {
+    name: info.name,
+    type,
+    size,
+    permissions: info.permissions & 0o7777,
+    modifiedS,
+    modifiedNs: info.modifiedNs,
+    modifiedBy: info.modifiedBy,
+    deleted: info.deleted,
+    invalid: info.invalid,
+    noPermissions: info.noPermissions,
+    version: (info.version?.counters ?? []).map(({ id, value }) => ({ id, value })),
+    sequence,
+    blockSize,
+    blocks,
+    symlinkTarget: info.symlinkTarget,
+  };
+}
+
+/** Why a name is not one Syncthing accepts (canonical, relative, `/`-separated), or undefined. */
+export function nameProblem(name: string): string | undefined {
+  if (name === '' || name === '.' || name === '..') return 'empty, . or ..';
+  if (name.startsWith('/') || name.startsWith('../')) return 'not relative to the folder';
+  if (name.includes('\0')) return 'a NUL character';
+  const parts = name.split('/');
+  if (parts.some((part) => part === '' || part === '.' || part === '..')) return 'not in canonical form';
+  return undefined;
+}
+
+function safe(value: bigint): number | undefined {
+  return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER)
+    ? Number(value)
+    : undefined;
+}

@@ -1,0 +1,208 @@
+import { create } from '@bufbuild/protobuf';
+import type { Configuration } from '../../shared/config/defaults.ts';
+import { deviceIdFromRaw } from '../../shared/device-id.ts';
+import type { Logger } from '../../shared/logger.ts';
+import { type FileInfo, IndexSchema, IndexUpdateSchema } from '../bep/bep_pb.ts';
+import { fromFileInfo, toFileInfo } from '../bep/file-info.ts';
+import type { MessageOf } from '../bep/messages.ts';
+import type { EventLog } from '../events/event-log.ts';
+import type { FileRecord } from '../index-db/file-record.ts';
+import type { IndexDb } from '../index-db/index-db.ts';
+import { foldersSharedWith } from './cluster-config.ts';
+
+// Syncthing's batches (lib/db/util.go): at most 1,000 files or 250 KiB of them per message.
+const BATCH_FILES = 1000;
+const BATCH_BYTES = 250 * 1024;
+
+/** What the exchange needs of a connection: whom it is with, and a way to send. */
+export interface IndexPeer {
+  device: string;
+  send(
+    message:
+      { kind: 'Index'; body: MessageOf<'Index'> } | { kind: 'IndexUpdate'; body: MessageOf<'IndexUpdate'> },
+  ): void;
+}
+
+/** Per connection and folder: the highest local sequence sent, once the first index went out. */
+type Sent = Map<string, number>;
+
+/**
+ * The index exchange of Syncthing's protocol, per connected device and shared folder: what this
+ * device sends (its whole index the first time, only what changed when the device already has it at
+ * this index ID: delta indexes; then every local change as it is recorded), and what it keeps of the
+ * device's (an Index replaces, an IndexUpdate adds; a new index ID from the device drops what it sent
+ * before).
+ */
+export class IndexExchange {
+  readonly #db: IndexDb;
+  readonly #myId: string;
+  readonly #events: EventLog;
+  readonly #logger: Logger;
+  readonly #config: () => Configuration;
+  readonly #peers = new Map<IndexPeer, Sent>();
+  /** The last ClusterConfig of each connection, for what it says of folders shared later. */
+  readonly #configs = new Map<IndexPeer, MessageOf<'ClusterConfig'>>();
+
+  constructor(options: {
+    db: IndexDb;
+    myId: string;
+    events: EventLog;
+    logger: Logger;
+    config: () => Configuration;
+  }) {
+    this.#db = options.db;
+    this.#myId = options.myId;
+    this.#events = options.events;
+    this.#logger = options.logger;
+    this.#config = options.config;
+  }
+
+  /** The index ID and highest sequence known of `device`'s index of `folder`, for a ClusterConfig. */
+  known(folder: string, device: string): { indexId: bigint; maxSequence: bigint } {
+    if (device === this.#myId) {
+      const { indexId, sequence } = this.#db.folder(folder);
+      return { indexId, maxSequence: BigInt(sequence) };
+    }
+    const { indexId, maxSequence } = this.#db.remoteIndex(folder, device);
+    return { indexId, maxSequence: BigInt(maxSequence) };
+  }
+
+  /**
+   * The device's ClusterConfig: for each folder shared with it, what it says of its own index (a new
+   * index ID drops what it sent before) and of this device's (whether it needs everything or only what
+   * came after what it has), then this device's index goes out accordingly.
+   */
+  clusterConfig(peer: IndexPeer, config: MessageOf<'ClusterConfig'>): void {
+    this.#configs.set(peer, config);
+    this.reconsider(peer);
+  }
+
+  /**
+   * Acts on the device's last ClusterConfig again: after a change of what is shared with it, a folder
+   * shared now gets its index sent.
+   */
+  reconsider(peer: IndexPeer): void {
+    const config = this.#configs.get(peer);
+    if (!config) return;
+    const shared = foldersSharedWith(this.#config(), peer.device);
+    let sent = this.#peers.get(peer);
+    if (!sent) this.#peers.set(peer, (sent = new Map()));
+    for (const folder of config.folders) {
+      if (!shared.has(folder.id) || folder.paused) continue;
+      const { aboutThem, aboutUs } = this.#entries(peer, folder);
+      this.#adopt(peer, folder.id, aboutThem?.indexId ?? 0n);
+      if (sent.has(folder.id)) continue;
+      const ours = this.#db.folder(folder.id);
+      const delta =
+        aboutUs !== undefined &&
+        aboutUs.indexId === ours.indexId &&
+        aboutUs.maxSequence <= BigInt(ours.sequence);
+      const after = delta ? Number(aboutUs?.maxSequence ?? 0n) : 0;
+      sent.set(folder.id, this.#sendSince(peer, folder.id, after, !delta));
+    }
+  }
+
+  #entries(peer: IndexPeer, folder: MessageOf<'ClusterConfig'>['folders'][number]) {
+    let aboutThem: { indexId: bigint; maxSequence: bigint } | undefined;
+    let aboutUs: { indexId: bigint; maxSequence: bigint } | undefined;
+    for (const device of folder.devices) {
+      const id = deviceIdFromRaw(device.id);
+      if (id === peer.device) aboutThem = device;
+      if (id === this.#myId) aboutUs = device;
+    }
+    return { aboutThem, aboutUs };
+  }
+
+  /** The device's index ID of the folder, as its ClusterConfig says: a new one drops what it sent. */
+  #adopt(peer: IndexPeer, folder: string, theirs: bigint): void {
+    const stored = this.#db.remoteIndex(folder, peer.device);
+    if (theirs === stored.indexId) return;
+    this.#logger.info(
+      { device: peer.device, folder, indexId: theirs.toString(16) },
+      `device ${peer.device} has a new index ID for folder ${folder}: what it sent before is dropped`,
+    );
+    this.#db.resetRemote(folder, peer.device, theirs);
+  }
+
+  /** Local changes just recorded: to every connected device that shares the folder and has its index. */
+  localUpdated(folder: string, records: FileRecord[]): void {
+    for (const [peer, sent] of this.#peers) {
+      const after = sent.get(folder);
+      if (after === undefined) continue;
+      // No longer shared with it: it hears of the folder again when it is shared again.
+      if (!foldersSharedWith(this.#config(), peer.device).has(folder)) {
+        sent.delete(folder);
+        continue;
+      }
+      const fresh = records.filter((record) => record.sequence > after);
+      if (fresh.length === 0) continue;
+      // What the scan wrote since is in the index too: send from where this device left off.
+      sent.set(folder, this.#sendSince(peer, folder, after, false));
+    }
+  }
+
+  /**
+   * An Index or IndexUpdate from the device: kept, or the reason it breaks the rules (the connection
+   * then closes). The folder must be shared with the device.
+   */
+  received(peer: IndexPeer, folder: string, files: FileInfo[], replace: boolean): string | undefined {
+    if (!foldersSharedWith(this.#config(), peer.device).has(folder)) {
+      return `${replace ? 'Index' : 'IndexUpdate'} for folder ${JSON.stringify(folder)}, which is not shared with this device`;
+    }
+    // The index ID its ClusterConfig gave, if it came before this folder was shared here.
+    const announced = this.#configs.get(peer)?.folders.find((entry) => entry.id === folder);
+    if (announced) this.#adopt(peer, folder, this.#entries(peer, announced).aboutThem?.indexId ?? 0n);
+    const records: FileRecord[] = [];
+    for (const info of files) {
+      const record = fromFileInfo(info);
+      if (typeof record === 'string')
+        return `${replace ? 'Index' : 'IndexUpdate'} for folder ${JSON.stringify(folder)}: ${record}`;
+      records.push(record);
+    }
+    this.#db.putRemote(folder, peer.device, records, replace);
+    const { maxSequence } = this.#db.remoteIndex(folder, peer.device);
+    this.#events.log('RemoteIndexUpdated', {
+      device: peer.device,
+      folder,
+      items: records.length,
+      sequence: maxSequence,
+      version: maxSequence,
+    });
+    return undefined;
+  }
+
+  /** The connection ended. */
+  forget(peer: IndexPeer): void {
+    this.#peers.delete(peer);
+    this.#configs.delete(peer);
+  }
+
+  /** Sends this device's records of the folder after `after`, in batches; returns the last sequence sent. */
+  #sendSince(peer: IndexPeer, folder: string, after: number, full: boolean): number {
+    let last = after;
+    let first = full;
+    for (;;) {
+      const records = this.#db.localSince(folder, last, BATCH_FILES);
+      if (records.length === 0) return last;
+      let batch: FileInfo[] = [];
+      let bytes = 0;
+      const flush = () => {
+        if (batch.length === 0) return;
+        const body = { folder, files: batch };
+        // A full index starts with an Index (which replaces what the device had), and goes on in updates.
+        if (first) peer.send({ kind: 'Index', body: create(IndexSchema, body) });
+        else peer.send({ kind: 'IndexUpdate', body: create(IndexUpdateSchema, body) });
+        first = false;
+        batch = [];
+        bytes = 0;
+      };
+      for (const record of records) {
+        batch.push(toFileInfo(record));
+        bytes += 100 + record.name.length + record.blocks.length * 48;
+        last = record.sequence;
+        if (batch.length >= BATCH_FILES || bytes >= BATCH_BYTES) flush();
+      }
+      flush();
+    }
+  }
+}
