@@ -1,7 +1,8 @@
 // The index exchange between syncd and a real Syncthing 1.19 sharing a folder, on loopback: each
 // device's index reaches the other (seen through each one's GET /rest/db/file), a reconnection sends
 // only what changed (delta indexes), and a local change goes out as an IndexUpdate.
-import { mkdir, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { api, startService } from '../helpers/service.ts';
@@ -112,3 +113,60 @@ t.test('indexes go both ways, in full, then as deltas', { skip }, async (t) => {
     global: { name: 'a.txt' },
   });
 });
+
+t.test(
+  'Syncthing pulls a folder from syncd: every block served, checked, and the files the same',
+  { skip },
+  async (t) => {
+    const dir = t.testdir({
+      ours: {
+        'c.txt': 'hello from syncd\n',
+        sub: { 'large.bin': Buffer.alloc(700_000, 'z'), 'empty.txt': '' },
+      },
+      theirs: {},
+    });
+    const [mine, theirs] = [join(dir, 'ours'), join(dir, 'theirs')];
+    // Syncthing syncs only a folder with its marker.
+    await mkdir(join(theirs, '.stfolder'));
+    // A file of random bytes too, so that no block can stand in for another.
+    await writeFile(join(mine, 'random.bin'), randomBytes(400_000));
+    const syncthing = await startSyncthing(t);
+    const syncd = await startService(t);
+    const status = await api<{
+      myID: string;
+      connectionServiceStatus: Record<string, { lanAddresses: string[] }>;
+    }>(syncd, 'GET', '/rest/system/status');
+    const listen = Object.values(status.connectionServiceStatus)[0]?.lanAddresses[0] as string;
+    await api(syncd, 'POST', '/rest/config/devices', {
+      deviceID: syncthing.id,
+      addresses: [syncthing.listen],
+    });
+    await api(syncd, 'POST', '/rest/config/folders', {
+      id: 'pushed',
+      path: mine,
+      devices: [{ deviceID: syncthing.id }],
+    });
+    await syncthing.call('POST', '/rest/config/devices', { deviceID: status.myID, addresses: [listen] });
+    await syncthing.call('POST', '/rest/config/folders', {
+      id: 'pushed',
+      path: theirs,
+      devices: [{ deviceID: status.myID }],
+    });
+    for (const name of ['c.txt', 'sub/large.bin', 'sub/empty.txt', 'random.bin']) {
+      const copy = await syncthing.until(
+        `${name} pulled by Syncthing`,
+        () => readFile(join(theirs, name)),
+        60_000,
+      );
+      t.ok(copy.equals(await readFile(join(mine, name))), `${name}: the same bytes`);
+    }
+    const completion = await syncthing.until('Syncthing in sync', async () => {
+      const answer = await syncthing.call<{ needItems: number; completion: number }>(
+        'GET',
+        '/rest/db/completion?folder=pushed',
+      );
+      return answer.needItems === 0 && answer;
+    });
+    t.equal(completion.completion, 100);
+  },
+);

@@ -15,6 +15,7 @@ import type { EventLog } from '../events/event-log.ts';
 import type { PendingDevice } from '../index-db/index-db.ts';
 import { clusterConfigFor, compressionFor, foldersSharedWith, type IndexState } from './cluster-config.ts';
 import type { IndexExchange, IndexPeer } from './index-exchange.ts';
+import type { BlockServer } from './block-server.ts';
 import { dial, type DialStatus, redialDelayMs } from './dialer.ts';
 
 /** A device connected now, as /rest/system/connections shows it. */
@@ -69,6 +70,8 @@ export interface DeviceConnectionsOptions {
   dialTimeoutMs?: number;
   /** The index exchange, when there is an index: without one, indexes received are only checked. */
   exchange?: IndexExchange;
+  /** What answers requests for blocks, when there is an index. */
+  blocks?: BlockServer;
 }
 
 // Syncthing's rule for a second connection from a device: the existing one stays unless it is older
@@ -379,13 +382,19 @@ export class DeviceConnections {
         if (problem) session.close(`protocol error: ${problem}`);
         return;
       }
-      case 'Request':
-        // Nothing is served before syncd synchronizes folders: the request is answered, and says so.
-        session.send({
-          kind: 'Response',
-          body: create(ResponseSchema, { id: message.body.id, code: ErrorCode.GENERIC }),
-        });
+      case 'Request': {
+        const { blocks } = this.#options;
+        if (!blocks) {
+          // Nothing to serve from without an index: the request is answered, and says so.
+          session.send({
+            kind: 'Response',
+            body: create(ResponseSchema, { id: message.body.id, code: ErrorCode.GENERIC }),
+          });
+          return;
+        }
+        void blocks.answer(device, message.body).then((body) => session.send({ kind: 'Response', body }));
         return;
+      }
       case 'Response':
         session.close('protocol error: a Response to no Request');
         return;

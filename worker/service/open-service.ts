@@ -12,6 +12,7 @@ import type { DeviceCredentials } from '../bep/tls-options.ts';
 import { DeviceConnections, memoryPendingStore } from '../devices/device-connections.ts';
 import { Discovery } from '../discovery/discovery.ts';
 import { IndexExchange } from '../devices/index-exchange.ts';
+import { BlockServer } from '../devices/block-server.ts';
 import type { SyncListening } from '../../shared/ipc/protocol.ts';
 
 /** The service as a worker holds it: the index, the hashing threads, the folders and the devices. */
@@ -100,6 +101,7 @@ export async function openService(context: ServiceContext): Promise<SyncService>
     pending: db ?? memoryPendingStore(),
     index: (folder, device) => exchange?.known(folder, device) ?? { indexId: 0n, maxSequence: 0n },
     exchange,
+    blocks: db ? new BlockServer({ db, config: () => context.config.current }) : undefined,
     times: context.times,
     lookup: (device) => discovery.lookup(device),
   });

@@ -1,0 +1,99 @@
+import { createHash } from 'node:crypto';
+import { open } from 'node:fs/promises';
+import { join } from 'node:path';
+import { create } from '@bufbuild/protobuf';
+import type { Configuration } from '../../shared/config/defaults.ts';
+import { ErrorCode, type Response, ResponseSchema } from '../bep/bep_pb.ts';
+import { nameProblem } from '../bep/file-info.ts';
+import type { MessageOf } from '../bep/messages.ts';
+import type { IndexDb } from '../index-db/index-db.ts';
+import { MAX_BLOCK_SIZE } from '../scanner/blocks.ts';
+import { foldersSharedWith } from './cluster-config.ts';
+
+/** Syncthing's temporary name for a file being pulled (lib/fs/tempname.go), where a resumed pull reads. */
+export function temporaryName(name: string): string {
+  const slash = name.lastIndexOf('/');
+  return `${name.slice(0, slash + 1)}.syncthing.${name.slice(slash + 1)}.tmp`;
+}
+
+/**
+ * Answers other devices' requests for blocks of the folders shared with them, as Syncthing answers
+ * them: only names this device has in its index as valid files (so nothing ignored, internal or
+ * deleted), read from the disk (or from the temporary file of a pull under way, when asked), and
+ * checked against the hash asked for, so that a file changed since it was scanned is never served as
+ * what it was.
+ */
+export class BlockServer {
+  readonly #db: IndexDb;
+  readonly #config: () => Configuration;
+  /** Bytes of blocks being read and sent, and the requests waiting for room. */
+  #inFlight = 0;
+  readonly #waiting: Array<() => void> = [];
+
+  constructor(options: { db: IndexDb; config: () => Configuration }) {
+    this.#db = options.db;
+    this.#config = options.config;
+  }
+
+  async answer(device: string, request: MessageOf<'Request'>): Promise<Response> {
+    const reply = (code: ErrorCode, data?: Uint8Array) =>
+      create(ResponseSchema, { id: request.id, code, data });
+    const folder = this.#config().folders.find((entry) => entry.id === request.folder);
+    if (!folder || folder.paused || !foldersSharedWith(this.#config(), device).has(folder.id)) {
+      return reply(ErrorCode.GENERIC);
+    }
+    const offset = Number(request.offset);
+    if (nameProblem(request.name) || offset < 0 || request.size < 0 || request.size > MAX_BLOCK_SIZE) {
+      return reply(ErrorCode.GENERIC);
+    }
+    const record = this.#db.file(folder.id, request.name);
+    if (!record || record.deleted || record.type !== 'file') return reply(ErrorCode.NO_SUCH_FILE);
+    if (record.invalid) return reply(ErrorCode.INVALID_FILE);
+    const paths = [join(folder.path, request.name)];
+    if (request.fromTemporary) paths.unshift(join(folder.path, temporaryName(request.name)));
+    // However many requests devices send at once, only so many bytes are read into memory at a time.
+    await this.#room(request.size);
+    try {
+      for (const path of paths) {
+        const data = await readBlock(path, offset, request.size);
+        if (!data) continue;
+        if (request.hash.length === 0 || createHash('sha256').update(data).digest().equals(request.hash)) {
+          return reply(ErrorCode.NO_ERROR, data);
+        }
+      }
+      return reply(ErrorCode.NO_SUCH_FILE);
+    } finally {
+      this.#inFlight -= request.size;
+      this.#waiting.shift()?.();
+    }
+  }
+
+  async #room(size: number): Promise<void> {
+    // options.maxConcurrentIncomingRequestKiB, 0 meaning Syncthing's default of 256 MiB.
+    const setting = this.#config().options.maxConcurrentIncomingRequestKiB;
+    const limit = (setting > 0 ? setting : 256 * 1024) * 1024;
+    while (this.#inFlight > 0 && this.#inFlight + size > limit) {
+      await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    }
+    this.#inFlight += size;
+  }
+}
+
+/** `size` bytes at `offset`, or undefined when the file is missing or shorter. */
+async function readBlock(path: string, offset: number, size: number): Promise<Buffer | undefined> {
+  let handle;
+  try {
+    handle = await open(path, 'r');
+  } catch {
+    return undefined;
+  }
+  try {
+    const data = Buffer.allocUnsafe(size);
+    const { bytesRead } = await handle.read(data, 0, size, offset);
+    return bytesRead === size ? data : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    await handle.close();
+  }
+}
