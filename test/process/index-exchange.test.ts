@@ -2,7 +2,7 @@
 // device's index reaches the other (seen through each one's GET /rest/db/file), a reconnection sends
 // only what changed (delta indexes), and a local change goes out as an IndexUpdate.
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { api, startService } from '../helpers/service.ts';
@@ -44,6 +44,8 @@ t.test('indexes go both ways, in full, then as deltas', { skip }, async (t) => {
     id: 'shared',
     path: mine,
     devices: [{ deviceID: syncthing.id }],
+    // Nothing pulled here either: the indexes alone are under test.
+    type: 'sendonly',
   });
 
   // Syncthing's index in syncd: a.txt with Syncthing's version, available from Syncthing.
@@ -168,5 +170,76 @@ t.test(
       return answer.needItems === 0 && answer;
     });
     t.equal(completion.completion, 100);
+  },
+);
+
+t.test(
+  'syncd pulls a folder from Syncthing: files, directories, empty files, times and permissions',
+  { skip },
+  async (t) => {
+    const dir = t.testdir({
+      theirs: {
+        'a.txt': 'hello from syncthing\n',
+        sub: {
+          'b.bin': Buffer.alloc(300_000, 'b'),
+          'empty.txt': '',
+          deeper: { 'c d é.txt': 'spaces and accents\n' },
+        },
+        'empty-dir': {},
+      },
+      ours: {},
+    });
+    const [theirs, mine] = [join(dir, 'theirs'), join(dir, 'ours')];
+    await writeFile(join(theirs, 'random.bin'), randomBytes(1_000_000));
+    await chmod(join(theirs, 'a.txt'), 0o600);
+    await mkdir(join(theirs, '.stfolder'));
+    const syncthing = await startSyncthing(t);
+    const syncd = await startService(t);
+    const status = await api<{
+      myID: string;
+      connectionServiceStatus: Record<string, { lanAddresses: string[] }>;
+    }>(syncd, 'GET', '/rest/system/status');
+    const listen = Object.values(status.connectionServiceStatus)[0]?.lanAddresses[0] as string;
+    await syncthing.call('POST', '/rest/config/devices', { deviceID: status.myID, addresses: [listen] });
+    await syncthing.call('POST', '/rest/config/folders', {
+      id: 'pulled',
+      path: theirs,
+      devices: [{ deviceID: status.myID }],
+    });
+    await api(syncd, 'POST', '/rest/config/devices', {
+      deviceID: syncthing.id,
+      addresses: [syncthing.listen],
+    });
+    await api(syncd, 'POST', '/rest/config/folders', {
+      id: 'pulled',
+      path: mine,
+      devices: [{ deviceID: syncthing.id }],
+    });
+    for (const name of ['a.txt', 'sub/b.bin', 'sub/empty.txt', 'sub/deeper/c d é.txt', 'random.bin']) {
+      const copy = await pollUntil(`${name} pulled by syncd`, () => readFile(join(mine, name)), 60_000);
+      t.ok(copy.equals(await readFile(join(theirs, name))), `${name}: the same bytes`);
+      const [ours, original] = [await stat(join(mine, name)), await stat(join(theirs, name))];
+      t.ok(Math.abs(ours.mtimeMs - original.mtimeMs) < 1, `${name}: the same modification time`);
+      t.equal(ours.mode & 0o777, original.mode & 0o777, `${name}: the same permissions`);
+    }
+    t.ok((await stat(join(mine, 'empty-dir'))).isDirectory(), 'an empty directory too');
+    // Syncthing sees syncd in sync: syncd announced what it pulled, with the versions it pulled.
+    const completion = await syncthing.until('syncd complete in Syncthing’s view', async () => {
+      const answer = await syncthing.call<{ completion: number; needItems: number }>(
+        'GET',
+        `/rest/db/completion?folder=pulled&device=${status.myID}`,
+      );
+      return answer.completion === 100 && answer;
+    });
+    t.equal(completion.needItems, 0);
+    // A rescan finds nothing changed: the pulled files are what the index says.
+    const before = await api<Events>(syncd, 'GET', '/rest/events?since=0&timeout=0&events=LocalIndexUpdated');
+    await api(syncd, 'POST', '/rest/db/scan?folder=pulled');
+    const after = await api<Events>(
+      syncd,
+      'GET',
+      `/rest/events?since=${before.at(-1)?.id ?? 0}&timeout=0&events=LocalIndexUpdated`,
+    );
+    t.same(after, [], 'no local change after the pull');
   },
 );

@@ -6,7 +6,7 @@ import type { Configuration, DeviceConfiguration } from '../../shared/config/def
 import { deviceId, deviceIdFromRaw } from '../../shared/device-id.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { versionInfo } from '../../shared/version.ts';
-import { ErrorCode, type Hello, ResponseSchema } from '../bep/bep_pb.ts';
+import { ErrorCode, type Hello, RequestSchema, ResponseSchema } from '../bep/bep_pb.ts';
 import type { BepMessage, MessageOf } from '../bep/messages.ts';
 import { BepSession, SYNCTHING_TIMES, type SessionEnd, type SessionTimes } from '../bep/session.ts';
 import { type DeviceCredentials, serverOptions } from '../bep/tls-options.ts';
@@ -24,6 +24,8 @@ export interface Connection {
   session: BepSession;
   /** The connection as the index exchange sees it. */
   peer: IndexPeer;
+  /** Requests for blocks sent on it and not yet answered, by ID. */
+  requests: Map<number, { resolve: (data: Uint8Array) => void; reject: (error: Error) => void }>;
   type: 'tcp-client' | 'tcp-server';
   /** The peer's address, HOST:PORT. */
   address: string;
@@ -32,6 +34,27 @@ export interface Connection {
   deviceName: string;
   crypto: string;
   startedAt: Date;
+}
+
+/** What a request for a block names. */
+export interface BlockRequest {
+  folder: string;
+  name: string;
+  offset: bigint;
+  size: number;
+  hash: Uint8Array;
+  blockNo: number;
+  fromTemporary: boolean;
+}
+
+/** A request for a block that got no data: the device's error code, or the connection gone. */
+export class RequestError extends Error {
+  readonly code: ErrorCode;
+  constructor(message: string, code: ErrorCode) {
+    super(message);
+    this.name = 'RequestError';
+    this.code = code;
+  }
 }
 
 /** Where pending devices are kept: the index database, while the service holds it. */
@@ -96,6 +119,7 @@ export class DeviceConnections {
   readonly #sockets = new Set<TLSSocket | Socket>();
   readonly #dialing = new Map<string, { timer?: NodeJS.Timeout; attempts: number; busy: boolean }>();
   readonly #dialStatus = new Map<string, DialStatus>();
+  #nextRequest = 0;
   /** Connections in a row that ended within seconds, by device. */
   readonly #quickCloses = new Map<string, number>();
   readonly #unsubscribe: () => void;
@@ -152,6 +176,20 @@ export class DeviceConnections {
     const dropped = this.#options.pending.dropPendingDevice(device);
     if (dropped) this.#options.events.log('PendingDevicesChanged', { removed: [{ deviceID: device }] });
     return dropped;
+  }
+
+  /**
+   * Asks a connected device for a block; resolves with its data (unchecked: the caller checks the
+   * hash), rejects with a RequestError when the device answers an error, is not connected, or leaves.
+   */
+  request(device: string, request: BlockRequest): Promise<Uint8Array> {
+    const connection = this.#connections.get(device);
+    if (!connection) return Promise.reject(new RequestError(`${device} is not connected`, ErrorCode.GENERIC));
+    const id = (this.#nextRequest = (this.#nextRequest + 1) & 0x7fffffff);
+    return new Promise((resolve, reject) => {
+      connection.requests.set(id, { resolve, reject });
+      connection.session.send({ kind: 'Request', body: create(RequestSchema, { ...request, id }) });
+    });
   }
 
   /** Dials a device now (or every one), for a hint from discovery or a resume. */
@@ -249,6 +287,7 @@ export class DeviceConnections {
       device: peer,
       session,
       peer: { device: peer, send: (message) => session.send(message) },
+      requests: new Map(),
       type,
       address,
       clientName: hello.clientName,
@@ -318,6 +357,10 @@ export class DeviceConnections {
   #disconnected(connection: Connection, end: SessionEnd): void {
     const { device } = connection;
     this.#options.exchange?.forget(connection.peer);
+    for (const waiting of connection.requests.values()) {
+      waiting.reject(new RequestError(`the connection to ${device} ended: ${end.reason}`, ErrorCode.GENERIC));
+    }
+    connection.requests.clear();
     if (this.#connections.get(device) !== connection) return;
     this.#connections.delete(device);
     this.#options.events.log('DeviceDisconnected', { error: end.reason, id: device });
@@ -395,9 +438,18 @@ export class DeviceConnections {
         void blocks.answer(device, message.body).then((body) => session.send({ kind: 'Response', body }));
         return;
       }
-      case 'Response':
-        session.close('protocol error: a Response to no Request');
+      case 'Response': {
+        const waiting = connection.requests.get(message.body.id);
+        if (!waiting) {
+          session.close('protocol error: a Response to no Request');
+          return;
+        }
+        connection.requests.delete(message.body.id);
+        const { code, data } = message.body;
+        if (code === ErrorCode.NO_ERROR) waiting.resolve(data);
+        else waiting.reject(new RequestError(`${device} answered ${ErrorCode[code] ?? code}`, code));
         return;
+      }
       case 'DownloadProgress':
       case 'Ping':
       case 'Close':

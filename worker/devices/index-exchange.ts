@@ -39,6 +39,7 @@ export class IndexExchange {
   readonly #events: EventLog;
   readonly #logger: Logger;
   readonly #config: () => Configuration;
+  readonly #remoteUpdated: (folder: string) => void;
   readonly #peers = new Map<IndexPeer, Sent>();
   /** The last ClusterConfig of each connection, for what it says of folders shared later. */
   readonly #configs = new Map<IndexPeer, MessageOf<'ClusterConfig'>>();
@@ -49,7 +50,10 @@ export class IndexExchange {
     events: EventLog;
     logger: Logger;
     config: () => Configuration;
+    /** A device's index of the folder changed: there may be something to pull. */
+    remoteUpdated?: (folder: string) => void;
   }) {
+    this.#remoteUpdated = options.remoteUpdated ?? (() => {});
     this.#db = options.db;
     this.#myId = options.myId;
     this.#events = options.events;
@@ -168,6 +172,7 @@ export class IndexExchange {
       sequence: maxSequence,
       version: maxSequence,
     });
+    this.#remoteUpdated(folder);
     return undefined;
   }
 

@@ -14,7 +14,7 @@ import type { WalkProblem } from '../scanner/walk.ts';
 import { folderSummary } from './folder-summary.ts';
 
 /** Syncthing's folder states (st:lib/model/folderstate.go), as far as a folder without peers has them. */
-export type FolderState = 'idle' | 'scan-waiting' | 'scanning' | 'error' | 'paused';
+export type FolderState = 'idle' | 'scan-waiting' | 'scanning' | 'syncing' | 'error' | 'paused';
 
 // Syncthing's words for a folder whose disk is not there: nothing is scanned, nothing deleted.
 export const PATH_MISSING = 'folder path missing';
@@ -32,6 +32,11 @@ export interface FolderRunnerOptions {
   logger: Logger;
   /** Hears every batch of local changes recorded, for the devices that share the folder. */
   onLocalUpdate?: (folder: string, records: FileRecord[]) => void;
+  /** Brings the folder to what other devices have of it (see worker/sync/pull-folder.ts). */
+  pull?: (
+    folder: { id: string; path: string; ignorePerms: boolean },
+    signal: AbortSignal,
+  ) => Promise<{ pulled: number; problems: WalkProblem[] }>;
 }
 
 /**
@@ -56,6 +61,8 @@ export class FolderRunner {
   #abort = new AbortController();
   #stopped = false;
   #scannedOnce = false;
+  #pullWanted = false;
+  #pullProblems: WalkProblem[] = [];
 
   constructor(config: FolderConfiguration, options: FolderRunnerOptions) {
     this.#config = config;
@@ -88,9 +95,17 @@ export class FolderRunner {
     return this.#ignores;
   }
 
-  /** What the last scan could not take. */
+  /** What the last scan could not take, and what the last pull could not bring. */
   get problems(): readonly WalkProblem[] {
-    return this.#problems;
+    return [...this.#problems, ...this.#pullProblems];
+  }
+
+  /** Asks for a pull (other devices have something new); runs after any scan under way. */
+  pullSoon(): void {
+    if (this.#stopped || this.#config.paused || !this.#options.pull || this.#config.type === 'sendonly')
+      return;
+    this.#pullWanted = true;
+    this.#running ??= this.#run();
   }
 
   /** The folder's path with a leading ~ made the home folder, as Syncthing expands it. */
@@ -156,11 +171,20 @@ export class FolderRunner {
 
   async #run(): Promise<void> {
     try {
-      while (this.#wanted && !this.#stopped) {
-        const { subs, waiters } = this.#wanted;
-        this.#wanted = undefined;
-        await this.#scanOnce(subs === 'all' ? undefined : [...subs]);
-        for (const resolve of waiters) resolve();
+      // Scans and pulls take turns, never at once: a scan must never take a file being pulled for a
+      // local change.
+      while ((this.#wanted || this.#pullWanted) && !this.#stopped) {
+        if (this.#wanted) {
+          const { subs, waiters } = this.#wanted;
+          this.#wanted = undefined;
+          await this.#scanOnce(subs === 'all' ? undefined : [...subs]);
+          for (const resolve of waiters) resolve();
+          // What devices have may be needed now that this one's files are known.
+          if (this.#state === 'idle') this.pullSoon();
+        } else {
+          this.#pullWanted = false;
+          await this.#pullOnce();
+        }
       }
     } finally {
       this.#running = undefined;
@@ -250,6 +274,38 @@ export class FolderRunner {
     }
     this.#scheduleRescan();
     this.#watch();
+  }
+
+  async #pullOnce(): Promise<void> {
+    const { pull, events, logger } = this.#options;
+    if (!pull || this.#config.paused || this.#state === 'error') return;
+    const folder = { id: this.#config.id, path: this.path, ignorePerms: this.#config.ignorePerms };
+    this.#setState('syncing');
+    try {
+      const { problems } = await pull(folder, this.#abort.signal);
+      const before = this.#pullProblems;
+      this.#pullProblems = problems;
+      if (problems.length > 0 || before.length > 0) {
+        events.log('FolderErrors', {
+          folder: folder.id,
+          errors: this.problems.map((p) => ({ error: p.error, path: p.name })),
+        });
+      }
+      for (const p of problems) {
+        logger.warn(
+          { folder: folder.id, path: p.name, slot: `folder-${folder.id}-pull` },
+          `folder ${folder.id}: cannot pull ${p.name}: ${p.error}`,
+        );
+      }
+    } catch (error) {
+      logger.error(
+        { err: error, folder: folder.id },
+        `folder ${folder.id}: pull failed: ${(error as Error).message}`,
+      );
+    }
+    if (this.#stopped) return;
+    this.#setState('idle');
+    events.log('FolderSummary', { folder: folder.id, summary: folderSummary(this, this.#options.db) });
   }
 
   /**

@@ -191,6 +191,9 @@ export class IndexDb {
       ),
       dropRemoteIndex: db.prepare('DELETE FROM remote_indexes WHERE folder = ? AND device = ?'),
       dropDeviceFiles: db.prepare('DELETE FROM files WHERE folder = ? AND device = ?'),
+      remoteNames: db.prepare<[string], { name: string }>(
+        "SELECT DISTINCT name FROM files WHERE folder = ? AND device != ''",
+      ),
       versionsOf: db.prepare<[string, string], FileRow & { device: string }>(
         'SELECT * FROM files WHERE folder = ? AND name = ?',
       ),
@@ -331,6 +334,11 @@ export class IndexDb {
       }
       this.#statements.putRemoteIndex.run(folder, device, known.indexId.toString(), maxSequence);
     })();
+  }
+
+  /** Every name of the folder that another device has a record of. */
+  remoteNames(folder: string): string[] {
+    return this.#statements.remoteNames.all(folder).map((row) => row.name);
   }
 
   /** Every device's record of one name (this device's as LOCAL). */

@@ -216,9 +216,11 @@ function unchanged(previous: FileSummary, entry: DiskEntry, folder: ScanTarget):
   if (entry.type === 'symlink') return previous.symlinkTarget === entry.symlinkTarget;
   if (entry.type === 'directory') return true;
   if (previous.size !== entry.size) return false;
-  const window = folder.modTimeWindowS * 1e9;
+  // Times set by syncd itself (a pulled file) land within a microsecond of the version's: Node sets
+  // them from a double, not in nanoseconds.
+  const window = Math.max(folder.modTimeWindowS * 1e9, 1000);
   const difference = (entry.modifiedS - previous.modifiedS) * 1e9 + (entry.modifiedNs - previous.modifiedNs);
-  return window > 0 ? Math.abs(difference) <= window : difference === 0;
+  return Math.abs(difference) < window;
 }
 
 function scopeTest(under: string[] | undefined): (name: string) => boolean {

@@ -13,6 +13,7 @@ import { DeviceConnections, memoryPendingStore } from '../devices/device-connect
 import { Discovery } from '../discovery/discovery.ts';
 import { IndexExchange } from '../devices/index-exchange.ts';
 import { BlockServer } from '../devices/block-server.ts';
+import { pullFolder } from '../sync/pull-folder.ts';
 import type { SyncListening } from '../../shared/ipc/protocol.ts';
 
 /** The service as a worker holds it: the index, the hashing threads, the folders and the devices. */
@@ -62,6 +63,8 @@ export async function openService(context: ServiceContext): Promise<SyncService>
   // Started with the service when there are folders to scan: their first scan does not wait for
   // threads to start. Without work they end again (see hasher-pool.ts).
   if (db && context.config.current.folders.length > 0) hasher.warm();
+  // The folders, the exchange and the connections hear of each other: bound once all exist.
+  const late: { folders?: Folders; connections?: DeviceConnections } = {};
   const exchange = db
     ? new IndexExchange({
         db,
@@ -69,6 +72,7 @@ export async function openService(context: ServiceContext): Promise<SyncService>
         events: context.events,
         logger: context.logger,
         config: () => context.config.current,
+        remoteUpdated: (folder) => late.folders?.get(folder)?.pullSoon(),
       })
     : undefined;
   const folders = db
@@ -77,8 +81,21 @@ export async function openService(context: ServiceContext): Promise<SyncService>
         db,
         hasher,
         onLocalUpdate: (folder, records) => exchange?.localUpdated(folder, records),
+        pull: (folder, signal) =>
+          pullFolder({
+            folder,
+            db,
+            connected: () => new Set(late.connections?.connections.keys() ?? []),
+            request: (device, block) =>
+              late.connections?.request(device, block) ?? Promise.reject(new Error('not connected')),
+            recorded: (records) => exchange?.localUpdated(folder.id, records),
+            events: context.events,
+            logger: context.logger,
+            signal,
+          }),
       })
     : undefined;
+  late.folders = folders;
   folders?.start();
   // Discovery finds addresses; a configured device found is dialed at once.
   const dialer: { dialNow?: (device: string) => void } = {};
@@ -106,6 +123,7 @@ export async function openService(context: ServiceContext): Promise<SyncService>
     lookup: (device) => discovery.lookup(device),
   });
   dialer.dialNow = (device) => connections.dialNow(device);
+  late.connections = connections;
   await discovery.start();
   connections.start();
   return {

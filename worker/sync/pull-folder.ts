@@ -1,0 +1,293 @@
+import { createHash } from 'node:crypto';
+import type { Stats } from 'node:fs';
+import {
+  chmod,
+  lstat,
+  mkdir,
+  open,
+  readlink,
+  rename,
+  rm,
+  rmdir,
+  symlink,
+  unlink,
+  utimes,
+} from 'node:fs/promises';
+import { dirname, extname, join } from 'node:path';
+import { shortIdString } from '../../shared/device-id.ts';
+import type { Logger } from '../../shared/logger.ts';
+import { temporaryName } from '../devices/block-server.ts';
+import type { EventLog } from '../events/event-log.ts';
+import type { FileRecord } from '../index-db/file-record.ts';
+import { type IndexDb, LOCAL } from '../index-db/index-db.ts';
+import { compareVersions, globalVersion } from '../index-db/versions.ts';
+
+/** What a pull needs of the folder and of the devices. */
+export interface PullOptions {
+  folder: { id: string; path: string; ignorePerms: boolean };
+  db: IndexDb;
+  /** Devices connected now. */
+  connected: () => ReadonlySet<string>;
+  /** Asks a device for a block (see DeviceConnections.request). */
+  request: (
+    device: string,
+    block: {
+      folder: string;
+      name: string;
+      offset: bigint;
+      size: number;
+      hash: Uint8Array;
+      blockNo: number;
+      fromTemporary: boolean;
+    },
+  ) => Promise<Uint8Array>;
+  /** Records just written to the local index, for the devices that share the folder. */
+  recorded: (records: FileRecord[]) => void;
+  events: EventLog;
+  logger: Logger;
+  signal?: AbortSignal;
+}
+
+export interface PullProblem {
+  name: string;
+  error: string;
+}
+
+// Blocks asked for at once, per file.
+const IN_FLIGHT = 8;
+
+/**
+ * Brings the folder to the global version of everything other devices have of it, as Syncthing's
+ * puller does: directories first, then files and symlinks, then deletions (deepest first). A file is
+ * built in `.syncthing.NAME.tmp` from blocks already there (a pull resumed), blocks of the old version,
+ * and blocks asked of the devices that have the new one, each checked against its SHA-256; then it gets
+ * its permissions and modification time and is renamed into place. Nothing on disk that differs from
+ * what the index says (a change not yet scanned) is touched: it waits for the next scan. A local
+ * version that loses a conflict is kept as NAME.sync-conflict-YYYYMMDD-HHMMSS-MODIFIER.EXT.
+ */
+export async function pullFolder(options: PullOptions): Promise<{ pulled: number; problems: PullProblem[] }> {
+  const { folder, db } = options;
+  const work: Array<{ name: string; global: FileRecord; local: FileRecord | undefined; holders: string[] }> =
+    [];
+  for (const name of db.remoteNames(folder.id)) {
+    const versions = db.versionsOf(folder.id, name);
+    const found = globalVersion(versions);
+    if (!found || found.global.record.invalid || found.holders.includes(LOCAL)) continue;
+    const local = versions.find((entry) => entry.device === LOCAL)?.record;
+    const global = found.global.record;
+    if (global.deleted && (!local || local.deleted)) continue;
+    work.push({ name, global, local, holders: found.holders });
+  }
+  const rank = (entry: (typeof work)[number]) =>
+    entry.global.deleted ? 2 : entry.global.type === 'directory' ? 0 : 1;
+  work.sort((a, b) =>
+    rank(a) !== rank(b)
+      ? rank(a) - rank(b)
+      : rank(a) === 2
+        ? b.name.localeCompare(a.name)
+        : a.name.localeCompare(b.name),
+  );
+  const problems: PullProblem[] = [];
+  let pulled = 0;
+  for (const item of work) {
+    if (options.signal?.aborted) break;
+    const action = item.global.deleted ? 'delete' : 'update';
+    const type = item.global.type === 'directory' ? 'dir' : item.global.type;
+    options.events.log('ItemStarted', { folder: folder.id, item: item.name, type, action });
+    let error: string | null = null;
+    try {
+      await pullOne(options, item);
+      const [stored] = db.update(folder.id, [withoutSequence(item.global)]);
+      if (stored) options.recorded([stored]);
+      pulled += 1;
+    } catch (caught) {
+      error = (caught as Error).message;
+      problems.push({ name: item.name, error });
+    }
+    options.events.log('ItemFinished', { folder: folder.id, item: item.name, type, action, error });
+  }
+  return { pulled, problems };
+}
+
+async function pullOne(
+  options: PullOptions,
+  item: { name: string; global: FileRecord; local: FileRecord | undefined; holders: string[] },
+): Promise<void> {
+  const { folder } = options;
+  const path = join(folder.path, item.name);
+  const onDisk = await lstat(path).catch(() => undefined);
+  // What is on disk must be what the index says of it: anything else is a change a scan has to see first.
+  if (onDisk && (!item.local || item.local.deleted || !matches(onDisk, item.local))) {
+    throw new Error('changed on disk since it was last scanned; it is taken up after the next scan');
+  }
+  if (!onDisk && item.local && !item.local.deleted) {
+    throw new Error('gone from disk since it was last scanned; it is taken up after the next scan');
+  }
+  const { global, local } = item;
+  const conflict =
+    onDisk !== undefined &&
+    local !== undefined &&
+    !local.deleted &&
+    local.type === 'file' &&
+    compareVersions(local.version, global.version).startsWith('concurrent');
+  if (global.deleted) {
+    // A change beats a deletion (Syncthing's conflict rule): a deletion that is global never meets one.
+    if (!onDisk) return;
+    if (onDisk.isDirectory()) await rmdir(path);
+    else await unlink(path);
+    return;
+  }
+  await mkdir(dirname(path), { recursive: true });
+  if (global.type === 'directory') {
+    if (onDisk && !onDisk.isDirectory()) throw new Error('a file is where the directory goes');
+    if (!onDisk) await mkdir(path);
+    if (!folder.ignorePerms && !global.noPermissions) await chmod(path, global.permissions & 0o777);
+    return;
+  }
+  if (conflict) await rename(path, conflictName(path, local?.modifiedBy ?? 0n));
+  else if (onDisk?.isDirectory()) throw new Error('a directory is where the file goes');
+  const temporary = join(folder.path, temporaryName(item.name));
+  if (global.type === 'symlink') {
+    await rm(temporary, { force: true });
+    await symlink(global.symlinkTarget, temporary);
+  } else {
+    await buildFile(options, item, temporary, conflict ? undefined : path);
+    if (!folder.ignorePerms && !global.noPermissions) await chmod(temporary, global.permissions & 0o777);
+    const seconds = global.modifiedS + global.modifiedNs / 1e9;
+    await utimes(temporary, seconds, seconds);
+  }
+  // The last moment to find the file changed under the pull: then the new version waits (in its
+  // temporary file, reused by the next try) rather than overwrite a change.
+  const now = await lstat(path).catch(() => undefined);
+  if (!conflict && onDisk && (!now || !sameStat(now, onDisk))) {
+    throw new Error('changed on disk while it was pulled; it is taken up after the next scan');
+  }
+  if (conflict && now) throw new Error('a new file appeared while it was pulled');
+  await rename(temporary, path);
+  if (global.type === 'symlink' && (await readlink(path)) !== global.symlinkTarget) {
+    throw new Error('the symlink changed while it was made');
+  }
+}
+
+/** Writes the file's blocks into `temporary`: from there, from the old version, or from the devices. */
+async function buildFile(
+  options: PullOptions,
+  item: { name: string; global: FileRecord; local: FileRecord | undefined; holders: string[] },
+  temporary: string,
+  oldPath: string | undefined,
+): Promise<void> {
+  const { global, local } = item;
+  const handle = await open(temporary, 'a+').then(async (appendable) => {
+    await appendable.close();
+    return open(temporary, 'r+');
+  });
+  const old =
+    oldPath && local && !local.deleted ? await open(oldPath, 'r').catch(() => undefined) : undefined;
+  try {
+    await handle.truncate(global.size);
+    const oldBlocks = new Map<string, { offset: number; size: number }>();
+    for (const block of local?.blocks ?? []) oldBlocks.set(block.hash.toString('hex'), block);
+    const sources = item.holders.filter((device) => device !== LOCAL);
+    let next = 0;
+    const work = async () => {
+      for (let index = next++; index < global.blocks.length; index = next++) {
+        if (options.signal?.aborted) throw new Error('the pull was stopped');
+        const block = global.blocks[index] as FileRecord['blocks'][number];
+        if (block.size === 0) continue;
+        const data =
+          (await readChecked(handle, block.offset, block.size, block.hash)) ??
+          (await fromOld(old, oldBlocks.get(block.hash.toString('hex')), block.hash)) ??
+          (await fromDevices(options, sources, item.name, block, index));
+        await handle.write(data, 0, data.length, block.offset);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(IN_FLIGHT, global.blocks.length) }, work));
+    await handle.sync();
+  } finally {
+    await handle.close();
+    await old?.close();
+  }
+}
+
+async function readChecked(
+  handle: Awaited<ReturnType<typeof open>>,
+  offset: number,
+  size: number,
+  hash: Buffer,
+): Promise<Buffer | undefined> {
+  const data = Buffer.alloc(size);
+  const { bytesRead } = await handle.read(data, 0, size, offset);
+  if (bytesRead !== size) return undefined;
+  return createHash('sha256').update(data).digest().equals(hash) ? data : undefined;
+}
+
+async function fromOld(
+  old: Awaited<ReturnType<typeof open>> | undefined,
+  block: { offset: number; size: number } | undefined,
+  hash: Buffer,
+): Promise<Buffer | undefined> {
+  if (!old || !block) return undefined;
+  return readChecked(old, block.offset, block.size, hash);
+}
+
+async function fromDevices(
+  options: PullOptions,
+  sources: string[],
+  name: string,
+  block: FileRecord['blocks'][number],
+  index: number,
+): Promise<Buffer> {
+  const connected = options.connected();
+  const available = sources.filter((device) => connected.has(device));
+  if (available.length === 0) throw new Error('no device that has it is connected');
+  let last = '';
+  // Each device that has it is asked in turn, starting at a different one per block.
+  for (let attempt = 0; attempt < available.length; attempt++) {
+    const device = available[(index + attempt) % available.length] as string;
+    try {
+      const data = Buffer.from(
+        await options.request(device, {
+          folder: options.folder.id,
+          name,
+          offset: BigInt(block.offset),
+          size: block.size,
+          hash: block.hash,
+          blockNo: index,
+          fromTemporary: false,
+        }),
+      );
+      if (data.length === block.size && createHash('sha256').update(data).digest().equals(block.hash))
+        return data;
+      last = `${device} sent a block that is not the one asked for`;
+      options.logger.warn({ device, name, block: index }, `${last} (block ${index} of ${name})`);
+    } catch (error) {
+      last = (error as Error).message;
+    }
+  }
+  throw new Error(`block ${index}: ${last}`);
+}
+
+/** Syncthing's conflict copy name: NAME.sync-conflict-YYYYMMDD-HHMMSS-MODIFIER.EXT, local time. */
+export function conflictName(path: string, modifiedBy: bigint, now = new Date()): string {
+  const ext = extname(path);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  const stamp = `${now.getFullYear()}${pad(now.getMonth() + 1)}${pad(now.getDate())}-${pad(now.getHours())}${pad(now.getMinutes())}${pad(now.getSeconds())}`;
+  return `${path.slice(0, path.length - ext.length)}.sync-conflict-${stamp}-${shortIdString(modifiedBy)}${ext}`;
+}
+
+function matches(stats: Stats, record: FileRecord): boolean {
+  if (record.type === 'directory') return stats.isDirectory();
+  if (record.type === 'symlink') return stats.isSymbolicLink();
+  if (!stats.isFile() || stats.size !== record.size) return false;
+  // Milliseconds are what a Stats holds; a change within the same millisecond and size is rare enough.
+  return Math.abs(stats.mtimeMs - (record.modifiedS * 1000 + record.modifiedNs / 1e6)) < 1;
+}
+
+function sameStat(a: Stats, b: Stats): boolean {
+  return a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs;
+}
+
+function withoutSequence(record: FileRecord): Omit<FileRecord, 'sequence'> {
+  const { sequence: _sequence, ...rest } = record;
+  return rest;
+}
