@@ -2,7 +2,7 @@
 // device's index reaches the other (seen through each one's GET /rest/db/file), a reconnection sends
 // only what changed (delta indexes), and a local change goes out as an IndexUpdate.
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { api, startService } from '../helpers/service.ts';
@@ -241,5 +241,75 @@ t.test(
       `/rest/events?since=${before.at(-1)?.id ?? 0}&timeout=0&events=LocalIndexUpdated`,
     );
     t.same(after, [], 'no local change after the pull');
+
+    // Changes on Syncthing's side follow: an edit, a rename, a deletion.
+    await writeFile(join(theirs, 'a.txt'), 'edited on syncthing\n');
+    await rename(join(theirs, 'random.bin'), join(theirs, 'renamed.bin'));
+    await rm(join(theirs, 'sub', 'empty.txt'));
+    await syncthing.call('POST', '/rest/db/scan?folder=pulled');
+    const gone = (path: string) =>
+      stat(path).then(
+        () => false,
+        () => true,
+      );
+    await pollUntil(
+      'the changes pulled',
+      async () =>
+        (await readFile(join(mine, 'a.txt'), 'utf8')) === 'edited on syncthing\n' &&
+        (await gone(join(mine, 'random.bin'))) &&
+        (await gone(join(mine, 'sub', 'empty.txt'))) &&
+        (await readFile(join(mine, 'renamed.bin')).then(
+          () => true,
+          () => false,
+        )),
+      60_000,
+    );
+    t.ok(
+      (await readFile(join(mine, 'renamed.bin'))).equals(await readFile(join(theirs, 'renamed.bin'))),
+      'renamed, the same bytes',
+    );
+
+    // A reset of syncd's index rebuilds it from the files, which are the global versions already: no
+    // conflict, nothing downloaded again, and Syncthing sees syncd complete again.
+    const worker = await syncd.workerPid();
+    await api(syncd, 'POST', '/rest/system/reset?folder=pulled');
+    await pollUntil('a new worker holding the service', async () => {
+      const answer = await api<{ pid: number; service: { held: boolean } }>(
+        syncd,
+        'GET',
+        '/rest/system/status',
+      );
+      return answer.pid !== worker && answer.service.held;
+    });
+    await pollUntil(
+      'the index rebuilt',
+      async () => {
+        const answer = await api<{ state: string; localFiles: number }>(
+          syncd,
+          'GET',
+          '/rest/db/status?folder=pulled',
+        );
+        return answer.state === 'idle' && answer.localFiles === 4;
+      },
+      60_000,
+    );
+    await syncthing.until(
+      'syncd complete in Syncthing’s view after the reset',
+      async () => {
+        const answer = await syncthing.call<{ completion: number }>(
+          'GET',
+          `/rest/db/completion?folder=pulled&device=${status.myID}`,
+        );
+        return answer.completion === 100;
+      },
+      60_000,
+    );
+    const names = await readdir(mine, { recursive: true });
+    t.same(
+      names.filter((name) => name.includes('sync-conflict')),
+      [],
+      'no conflict copy',
+    );
+    t.equal(await readFile(join(mine, 'a.txt'), 'utf8'), 'edited on syncthing\n');
   },
 );

@@ -34,7 +34,7 @@ export interface FolderRunnerOptions {
   onLocalUpdate?: (folder: string, records: FileRecord[]) => void;
   /** Brings the folder to what other devices have of it (see worker/sync/pull-folder.ts). */
   pull?: (
-    folder: { id: string; path: string; ignorePerms: boolean },
+    folder: { id: string; path: string; ignorePerms: boolean; ignoreDelete: boolean },
     signal: AbortSignal,
   ) => Promise<{ pulled: number; problems: WalkProblem[] }>;
 }
@@ -279,7 +279,8 @@ export class FolderRunner {
   async #pullOnce(): Promise<void> {
     const { pull, events, logger } = this.#options;
     if (!pull || this.#config.paused || this.#state === 'error') return;
-    const folder = { id: this.#config.id, path: this.path, ignorePerms: this.#config.ignorePerms };
+    const { id, ignorePerms, ignoreDelete } = this.#config;
+    const folder = { id, path: this.path, ignorePerms, ignoreDelete };
     this.#setState('syncing');
     try {
       const { problems } = await pull(folder, this.#abort.signal);

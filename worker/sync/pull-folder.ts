@@ -24,7 +24,7 @@ import { compareVersions, globalVersion } from '../index-db/versions.ts';
 
 /** What a pull needs of the folder and of the devices. */
 export interface PullOptions {
-  folder: { id: string; path: string; ignorePerms: boolean };
+  folder: { id: string; path: string; ignorePerms: boolean; ignoreDelete?: boolean };
   db: IndexDb;
   /** Devices connected now. */
   connected: () => ReadonlySet<string>;
@@ -76,6 +76,8 @@ export async function pullFolder(options: PullOptions): Promise<{ pulled: number
     const local = versions.find((entry) => entry.device === LOCAL)?.record;
     const global = found.global.record;
     if (global.deleted && (!local || local.deleted)) continue;
+    // ignoreDelete: other devices' deletions are not carried out here.
+    if (global.deleted && folder.ignoreDelete) continue;
     work.push({ name, global, local, holders: found.holders });
   }
   const rank = (entry: (typeof work)[number]) =>
@@ -89,6 +91,24 @@ export async function pullFolder(options: PullOptions): Promise<{ pulled: number
   );
   const problems: PullProblem[] = [];
   let pulled = 0;
+  // Where each block this device has is, by hash: made once, when a file first needs a block.
+  let blocksHere: Map<string, { name: string; offset: number; size: number }> | undefined;
+  const here = () => {
+    if (!blocksHere) {
+      blocksHere = new Map();
+      for (const record of db.iterate(folder.id)) {
+        if (record.deleted || record.invalid || record.type !== 'file') continue;
+        for (const block of record.blocks) {
+          blocksHere.set(block.hash.toString('hex'), {
+            name: record.name,
+            offset: block.offset,
+            size: block.size,
+          });
+        }
+      }
+    }
+    return blocksHere;
+  };
   for (const item of work) {
     if (options.signal?.aborted) break;
     const action = item.global.deleted ? 'delete' : 'update';
@@ -96,7 +116,7 @@ export async function pullFolder(options: PullOptions): Promise<{ pulled: number
     options.events.log('ItemStarted', { folder: folder.id, item: item.name, type, action });
     let error: string | null = null;
     try {
-      await pullOne(options, item);
+      await pullOne(options, item, here);
       const [stored] = db.update(folder.id, [withoutSequence(item.global)]);
       if (stored) options.recorded([stored]);
       pulled += 1;
@@ -109,9 +129,12 @@ export async function pullFolder(options: PullOptions): Promise<{ pulled: number
   return { pulled, problems };
 }
 
+type BlocksHere = () => Map<string, { name: string; offset: number; size: number }>;
+
 async function pullOne(
   options: PullOptions,
   item: { name: string; global: FileRecord; local: FileRecord | undefined; holders: string[] },
+  here: BlocksHere,
 ): Promise<void> {
   const { folder } = options;
   const path = join(folder.path, item.name);
@@ -124,6 +147,13 @@ async function pullOne(
     throw new Error('gone from disk since it was last scanned; it is taken up after the next scan');
   }
   const { global, local } = item;
+  // The same content already (a reset rebuilt the index, or both sides made the same change): only the
+  // version is taken, and the file is left as it is.
+  if (onDisk && local && equivalent(local, global, folder.ignorePerms)) {
+    // Its time becomes the version's, so that the next scan finds it as the index says.
+    if (global.type === 'file') await utimes(path, ...twice(global));
+    return;
+  }
   const conflict =
     onDisk !== undefined &&
     local !== undefined &&
@@ -151,10 +181,9 @@ async function pullOne(
     await rm(temporary, { force: true });
     await symlink(global.symlinkTarget, temporary);
   } else {
-    await buildFile(options, item, temporary, conflict ? undefined : path);
+    await buildFile(options, item, temporary, conflict ? undefined : path, here);
     if (!folder.ignorePerms && !global.noPermissions) await chmod(temporary, global.permissions & 0o777);
-    const seconds = global.modifiedS + global.modifiedNs / 1e9;
-    await utimes(temporary, seconds, seconds);
+    await utimes(temporary, ...twice(global));
   }
   // The last moment to find the file changed under the pull: then the new version waits (in its
   // temporary file, reused by the next try) rather than overwrite a change.
@@ -175,6 +204,7 @@ async function buildFile(
   item: { name: string; global: FileRecord; local: FileRecord | undefined; holders: string[] },
   temporary: string,
   oldPath: string | undefined,
+  here: BlocksHere,
 ): Promise<void> {
   const { global, local } = item;
   const handle = await open(temporary, 'a+').then(async (appendable) => {
@@ -197,6 +227,7 @@ async function buildFile(
         const data =
           (await readChecked(handle, block.offset, block.size, block.hash)) ??
           (await fromOld(old, oldBlocks.get(block.hash.toString('hex')), block.hash)) ??
+          (await fromElsewhere(options.folder.path, here().get(block.hash.toString('hex')), block.hash)) ??
           (await fromDevices(options, sources, item.name, block, index));
         await handle.write(data, 0, data.length, block.offset);
       }
@@ -228,6 +259,22 @@ async function fromOld(
 ): Promise<Buffer | undefined> {
   if (!old || !block) return undefined;
   return readChecked(old, block.offset, block.size, hash);
+}
+
+/** A block another file of the folder has (a renamed or copied file): read there, and checked. */
+async function fromElsewhere(
+  root: string,
+  where: { name: string; offset: number; size: number } | undefined,
+  hash: Buffer,
+): Promise<Buffer | undefined> {
+  if (!where) return undefined;
+  const handle = await open(join(root, where.name), 'r').catch(() => undefined);
+  if (!handle) return undefined;
+  try {
+    return await readChecked(handle, where.offset, where.size, hash);
+  } finally {
+    await handle.close();
+  }
 }
 
 async function fromDevices(
@@ -281,6 +328,31 @@ function matches(stats: Stats, record: FileRecord): boolean {
   if (!stats.isFile() || stats.size !== record.size) return false;
   // Milliseconds are what a Stats holds; a change within the same millisecond and size is rare enough.
   return Math.abs(stats.mtimeMs - (record.modifiedS * 1000 + record.modifiedNs / 1e6)) < 1;
+}
+
+/** Same type, size, blocks and (unless ignored) permissions: nothing on disk needs to change. */
+function equivalent(a: FileRecord, b: FileRecord, ignorePerms: boolean): boolean {
+  if (a.type !== b.type || a.deleted !== b.deleted || a.size !== b.size) return false;
+  if (
+    !ignorePerms &&
+    !a.noPermissions &&
+    !b.noPermissions &&
+    (a.permissions & 0o777) !== (b.permissions & 0o777)
+  ) {
+    return false;
+  }
+  if (a.type === 'symlink') return a.symlinkTarget === b.symlinkTarget;
+  if (a.type === 'directory') return true;
+  return (
+    a.blocks.length === b.blocks.length &&
+    a.blocks.every((block, i) => block.hash.equals(b.blocks[i]?.hash ?? Buffer.alloc(0)))
+  );
+}
+
+/** A version's modification time, as access and modification times for utimes. */
+function twice(record: FileRecord): [number, number] {
+  const seconds = record.modifiedS + record.modifiedNs / 1e9;
+  return [seconds, seconds];
 }
 
 function sameStat(a: Stats, b: Stats): boolean {
