@@ -58,6 +58,41 @@ t.test('indexes go both ways, in full, then as deltas', { skip }, async (t) => {
   const b = await api<FileAnswer>(syncd, 'GET', '/rest/db/file?folder=shared&file=sub/b.bin');
   t.match(b.global, { size: 300_000, numBlocks: 3 });
 
+  // What syncd lacks (its folder is send-only: it keeps lacking it), and what Syncthing lacks.
+  const lacking = await pollUntil('syncd’s status counts what it lacks', async () => {
+    const answer = await api<Record<string, number>>(syncd, 'GET', '/rest/db/status?folder=shared');
+    return answer.needFiles === 2 && answer.localFiles === 1 && answer;
+  });
+  t.match(lacking, {
+    globalFiles: 3,
+    globalDirectories: 1,
+    localFiles: 1,
+    needFiles: 2,
+    needDirectories: 1,
+    needBytes: 21 + 300_000 + 128,
+    needTotalItems: 3,
+  });
+  const need = await api<{ rest: Array<{ name: string }> }>(syncd, 'GET', '/rest/db/need?folder=shared');
+  t.same(need.rest.map((file) => file.name).sort(), ['a.txt', 'sub', 'sub/b.bin']);
+  const mineDone = await api<{ completion: number; needItems: number }>(
+    syncd,
+    'GET',
+    '/rest/db/completion?folder=shared',
+  );
+  t.ok(
+    mineDone.completion < 100 && mineDone.needItems === 3,
+    `syncd is ${mineDone.completion.toFixed(1)} % complete`,
+  );
+  const theirsLacking = await pollUntil('what Syncthing lacks', async () => {
+    const answer = await api<{ completion: number; needItems: number }>(
+      syncd,
+      'GET',
+      `/rest/db/completion?folder=shared&device=${syncthing.id}`,
+    );
+    return answer.needItems === 1 && answer;
+  });
+  t.ok(theirsLacking.completion < 100, 'Syncthing lacks syncd’s c.txt');
+
   // syncd's index in Syncthing: c.txt with syncd's version, available from syncd.
   const c = await syncthing.until('syncd’s c.txt in Syncthing’s index', () =>
     syncthing.call<FileAnswer>('GET', '/rest/db/file?folder=shared&file=c.txt'),

@@ -100,6 +100,11 @@ export class FolderRunner {
     return [...this.#problems, ...this.#pullProblems];
   }
 
+  /** How many items the last pull could not bring. */
+  get pullProblems(): number {
+    return this.#pullProblems.length;
+  }
+
   /** Asks for a pull (other devices have something new); runs after any scan under way. */
   pullSoon(): void {
     if (this.#stopped || this.#config.paused || !this.#options.pull || this.#config.type === 'sendonly')

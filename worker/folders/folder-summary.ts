@@ -1,5 +1,6 @@
 import type { FolderCounts, IndexDb } from '../index-db/index-db.ts';
 import type { FolderRunner } from './folder-runner.ts';
+import { folderNeed } from '../sync/need.ts';
 
 /** Syncthing counts a directory or a symlink as this many bytes (protocol.SyntheticDirectorySize). */
 export const SYNTHETIC_SIZE = 128;
@@ -9,26 +10,27 @@ export function countedBytes(counts: FolderCounts): number {
   return counts.bytes + SYNTHETIC_SIZE * (counts.directories + counts.symlinks);
 }
 
-/**
- * A folder's status in the shape of Syncthing's GET /rest/db/status. Until other devices share the
- * folder, the global state is the local one and nothing is needed.
- */
+/** A folder's status in the shape of Syncthing's GET /rest/db/status. */
 export function folderSummary(folder: FolderRunner, db: IndexDb) {
   const counts = db.counts(folder.id);
   const { sequence } = db.folder(folder.id);
   const bytes = countedBytes(counts);
   const items = counts.files + counts.directories + counts.symlinks;
+  // Until other devices share the folder, the global state is the local one and nothing is needed.
+  const shared = db.hasRemote(folder.id) ? folderNeed(db, folder.id) : undefined;
+  const global = shared?.global ?? { ...counts, bytes };
+  const need = shared?.need ?? { files: 0, directories: 0, symlinks: 0, deleted: 0, bytes: 0 };
   return {
     errors: folder.problems.length,
-    globalBytes: bytes,
-    globalDeleted: counts.deleted,
-    globalDirectories: counts.directories,
-    globalFiles: counts.files,
-    globalSymlinks: counts.symlinks,
-    globalTotalItems: items + counts.deleted,
+    globalBytes: global.bytes,
+    globalDeleted: global.deleted,
+    globalDirectories: global.directories,
+    globalFiles: global.files,
+    globalSymlinks: global.symlinks,
+    globalTotalItems: global.files + global.directories + global.symlinks + global.deleted,
     ignorePatterns: !folder.ignores.empty,
-    inSyncBytes: bytes,
-    inSyncFiles: counts.files,
+    inSyncBytes: global.bytes - need.bytes,
+    inSyncFiles: global.files - need.files,
     invalid: '',
     localBytes: bytes,
     localDeleted: counts.deleted,
@@ -36,13 +38,13 @@ export function folderSummary(folder: FolderRunner, db: IndexDb) {
     localFiles: counts.files,
     localSymlinks: counts.symlinks,
     localTotalItems: items + counts.deleted,
-    needBytes: 0,
-    needDeletes: 0,
-    needDirectories: 0,
-    needFiles: 0,
-    needSymlinks: 0,
-    needTotalItems: 0,
-    pullErrors: 0,
+    needBytes: need.bytes,
+    needDeletes: need.deleted,
+    needDirectories: need.directories,
+    needFiles: need.files,
+    needSymlinks: need.symlinks,
+    needTotalItems: need.files + need.directories + need.symlinks + need.deleted,
+    pullErrors: folder.pullProblems,
     sequence,
     state: folder.state,
     stateChanged: folder.stateChanged.toISOString(),

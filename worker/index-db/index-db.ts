@@ -191,6 +191,12 @@ export class IndexDb {
       ),
       dropRemoteIndex: db.prepare('DELETE FROM remote_indexes WHERE folder = ? AND device = ?'),
       dropDeviceFiles: db.prepare('DELETE FROM files WHERE folder = ? AND device = ?'),
+      allVersions: db.prepare<[string], FileRow & { device: string }>(
+        'SELECT * FROM files WHERE folder = ? ORDER BY name',
+      ),
+      hasRemote: db.prepare<[string], { n: number }>(
+        "SELECT EXISTS (SELECT 1 FROM files WHERE folder = ? AND device != '') AS n",
+      ),
       remoteNames: db.prepare<[string], { name: string }>(
         "SELECT DISTINCT name FROM files WHERE folder = ? AND device != ''",
       ),
@@ -334,6 +340,27 @@ export class IndexDb {
       }
       this.#statements.putRemoteIndex.run(folder, device, known.indexId.toString(), maxSequence);
     })();
+  }
+
+  /** Whether another device has sent anything of the folder. */
+  hasRemote(folder: string): boolean {
+    return (this.#statements.hasRemote.get(folder)?.n ?? 0) === 1;
+  }
+
+  /** Every name of the folder with every device's record of it (this device's as LOCAL), by name. */
+  *allVersions(
+    folder: string,
+  ): Generator<{ name: string; versions: Array<{ device: string; record: FileRecord }> }> {
+    let current: { name: string; versions: Array<{ device: string; record: FileRecord }> } | undefined;
+    for (const row of this.#statements.allVersions.iterate(folder)) {
+      if (current && current.name !== row.name) {
+        yield current;
+        current = undefined;
+      }
+      current ??= { name: row.name, versions: [] };
+      current.versions.push({ device: row.device, record: fromRow(row) });
+    }
+    if (current) yield current;
   }
 
   /** Every name of the folder that another device has a record of. */

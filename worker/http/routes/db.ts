@@ -1,10 +1,11 @@
 import type { FastifyInstance, FastifyPluginOptions, FastifyReply, FastifyRequest } from 'fastify';
 import type { WorkerConfig } from '../../config/worker-config.ts';
 import { shortIdString } from '../../../shared/device-id.ts';
-import { countedBytes, folderSummary, SYNTHETIC_SIZE } from '../../folders/folder-summary.ts';
+import { folderSummary, SYNTHETIC_SIZE } from '../../folders/folder-summary.ts';
 import { type FileRecord, REST_TYPE_NAMES, versionStrings } from '../../index-db/file-record.ts';
 import { type IndexDb, LOCAL } from '../../index-db/index-db.ts';
 import { globalVersion } from '../../index-db/versions.ts';
+import { completion, type FolderNeed, folderNeed } from '../../sync/need.ts';
 import type { SyncService } from '../../service/open-service.ts';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../../../shared/home.ts';
@@ -93,10 +94,13 @@ export async function dbRoutes(app: FastifyInstance, options: DbRouteOptions): P
       : [];
   });
 
+  // What this device needs of the global versions, in Syncthing's pages (nothing is queued apart).
   app.get('/rest/db/need', async (request) => {
-    folderOf(request);
+    const { id, db } = folderOf(request);
     const { page, perpage } = paging(request);
-    return { progress: [], queued: [], rest: [], page, perpage };
+    const needed = db ? folderNeed(db, id).needed : [];
+    const rest = needed.slice((page - 1) * perpage, page * perpage).map(restFile);
+    return { progress: [], queued: [], rest, page, perpage };
   });
 
   app.get('/rest/db/completion', async (request) => {
@@ -107,23 +111,38 @@ export async function dbRoutes(app: FastifyInstance, options: DbRouteOptions): P
         ? config.current.folders.map((f) => f.id)
         : [folderOf(request).id];
     const service = held(options);
-    let globalBytes = 0;
-    let globalItems = 0;
+    // The device asked about (this one when none is named): what it lacks of each folder's global versions.
+    const of =
+      device === undefined || device === '' || device === config.myId ? LOCAL : checkedDeviceId(device);
+    const total: FolderNeed = {
+      global: { files: 0, directories: 0, symlinks: 0, deleted: 0, bytes: 0 },
+      need: { files: 0, directories: 0, symlinks: 0, deleted: 0, bytes: 0 },
+      needed: [],
+    };
     for (const id of ids) {
-      const counts = service.db?.counts(id);
-      if (!counts) continue;
-      globalBytes += countedBytes(counts);
-      globalItems += counts.files + counts.directories + counts.symlinks + counts.deleted;
+      if (!service.db) continue;
+      const { global, need } = folderNeed(service.db, id, of);
+      for (const key of ['files', 'directories', 'symlinks', 'deleted', 'bytes'] as const) {
+        total.global[key] += global[key];
+        total.need[key] += need[key];
+      }
     }
-    // Nothing is needed until other devices share the folders: every device is complete.
-    const sequence = ids.length === 1 ? (service.db?.folder(ids[0] as string).sequence ?? 0) : 0;
+    const items = (tally: FolderNeed['global']) =>
+      tally.files + tally.directories + tally.symlinks + tally.deleted;
+    // Syncthing gives the device's sequence of the folder (this device's own when none is named).
+    const sequence =
+      ids.length !== 1 || !service.db
+        ? 0
+        : of === LOCAL
+          ? service.db.folder(ids[0] as string).sequence
+          : service.db.remoteIndex(ids[0] as string, of).maxSequence;
     return {
-      completion: 100,
-      globalBytes,
-      globalItems,
-      needBytes: 0,
-      needDeletes: 0,
-      needItems: 0,
+      completion: completion(total),
+      globalBytes: total.global.bytes,
+      globalItems: items(total.global),
+      needBytes: total.need.bytes,
+      needDeletes: total.need.deleted,
+      needItems: items(total.need),
       sequence,
     };
   });

@@ -1,0 +1,68 @@
+import type { FileRecord } from '../index-db/file-record.ts';
+import { type IndexDb, LOCAL } from '../index-db/index-db.ts';
+import { compareVersions, globalVersion } from '../index-db/versions.ts';
+import { SYNTHETIC_SIZE } from '../folders/folder-summary.ts';
+
+/** Counts of records, as Syncthing's status and completion count them. */
+export interface Tally {
+  files: number;
+  directories: number;
+  symlinks: number;
+  deleted: number;
+  /** Files' sizes, and the synthetic size of directories and symlinks. */
+  bytes: number;
+}
+
+export interface FolderNeed {
+  global: Tally;
+  /** What `device` lacks of the global versions (deletions in `deleted`). */
+  need: Tally;
+  /** The global versions `device` needs, by name. */
+  needed: FileRecord[];
+}
+
+const empty = (): Tally => ({ files: 0, directories: 0, symlinks: 0, deleted: 0, bytes: 0 });
+
+function add(tally: Tally, record: FileRecord): void {
+  if (record.deleted) tally.deleted += 1;
+  else if (record.type === 'directory') {
+    tally.directories += 1;
+    tally.bytes += SYNTHETIC_SIZE;
+  } else if (record.type === 'symlink') {
+    tally.symlinks += 1;
+    tally.bytes += SYNTHETIC_SIZE;
+  } else {
+    tally.files += 1;
+    tally.bytes += record.size;
+  }
+}
+
+/**
+ * The folder's global state and what `device` (this one: LOCAL) needs of it: every name's global
+ * version among the devices, and the names where the device has another version (or none, unless the
+ * global version is a deletion).
+ */
+export function folderNeed(db: IndexDb, folder: string, device: string = LOCAL): FolderNeed {
+  const result: FolderNeed = { global: empty(), need: empty(), needed: [] };
+  for (const { versions } of db.allVersions(folder)) {
+    const found = globalVersion(versions);
+    if (!found || found.global.record.invalid) continue;
+    const global = found.global.record;
+    add(result.global, global);
+    if (found.holders.includes(device)) continue;
+    const own = versions.find((entry) => entry.device === device)?.record;
+    if (global.deleted && (!own || own.deleted)) continue;
+    if (own && compareVersions(own.version, global.version) === 'equal') continue;
+    add(result.need, global);
+    result.needed.push(global);
+  }
+  return result;
+}
+
+/** Syncthing's completion percentage: the share of the global bytes the device has, 95 while only deletions remain. */
+export function completion(need: FolderNeed): number {
+  const { global, need: lacking } = need;
+  if (global.bytes === 0) return lacking.deleted > 0 ? 95 : 100;
+  const percent = 100 * (1 - lacking.bytes / global.bytes);
+  return lacking.bytes === 0 && lacking.deleted > 0 ? 95 : percent;
+}
