@@ -2,7 +2,7 @@
 // device's index reaches the other (seen through each one's GET /rest/db/file), a reconnection sends
 // only what changed (delta indexes), and a local change goes out as an IndexUpdate.
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { api, startService } from '../helpers/service.ts';
@@ -346,5 +346,84 @@ t.test(
       'no conflict copy',
     );
     t.equal(await readFile(join(mine, 'a.txt'), 'utf8'), 'edited on syncthing\n');
+  },
+);
+
+t.test(
+  'a conflict is settled the same way on both sides, the loser kept as a conflict copy',
+  { skip },
+  async (t) => {
+    const dir = t.testdir({ theirs: { 'x.txt': 'the original\n' }, ours: {} });
+    const [theirs, mine] = [join(dir, 'theirs'), join(dir, 'ours')];
+    await mkdir(join(theirs, '.stfolder'));
+    const syncthing = await startSyncthing(t);
+    const syncd = await startService(t);
+    const status = await api<{
+      myID: string;
+      connectionServiceStatus: Record<string, { lanAddresses: string[] }>;
+    }>(syncd, 'GET', '/rest/system/status');
+    const listen = Object.values(status.connectionServiceStatus)[0]?.lanAddresses[0] as string;
+    await syncthing.call('POST', '/rest/config/devices', { deviceID: status.myID, addresses: [listen] });
+    await syncthing.call('POST', '/rest/config/folders', {
+      id: 'both',
+      path: theirs,
+      devices: [{ deviceID: status.myID }],
+    });
+    await api(syncd, 'POST', '/rest/config/devices', {
+      deviceID: syncthing.id,
+      addresses: [syncthing.listen],
+    });
+    await api(syncd, 'POST', '/rest/config/folders', {
+      id: 'both',
+      path: mine,
+      devices: [{ deviceID: syncthing.id }],
+    });
+    await pollUntil(
+      'x.txt pulled',
+      () => readFile(join(mine, 'x.txt'), 'utf8').then((text) => text === 'the original\n'),
+      60_000,
+    );
+
+    // Apart, each side changes the file its own way; Syncthing's change is the later one.
+    await api(syncd, 'POST', `/rest/system/pause?device=${syncthing.id}`);
+    await syncthing.until('apart', async () => {
+      const { connections } = await syncthing.call<{ connections: Record<string, { connected: boolean }> }>(
+        'GET',
+        '/rest/system/connections',
+      );
+      return connections[status.myID]?.connected === false;
+    });
+    await writeFile(join(mine, 'x.txt'), 'changed on syncd\n');
+    await utimes(join(mine, 'x.txt'), 1_800_000_000, 1_800_000_000);
+    await api(syncd, 'POST', '/rest/db/scan?folder=both');
+    await writeFile(join(theirs, 'x.txt'), 'changed on syncthing\n');
+    await utimes(join(theirs, 'x.txt'), 1_800_000_100, 1_800_000_100);
+    await syncthing.call('POST', '/rest/db/scan?folder=both');
+    await api(syncd, 'POST', `/rest/system/resume?device=${syncthing.id}`);
+
+    // Both end with Syncthing's version (the newer), and syncd's as a conflict copy named for syncd.
+    const copyOf = async (path: string) =>
+      (await readdir(path)).filter((name) => name.includes('.sync-conflict-'));
+    const conflictName = new RegExp(`^x\\.sync-conflict-\\d{8}-\\d{6}-${status.myID.slice(0, 7)}\\.txt$`);
+    for (const [side, path] of [
+      ['syncd', mine],
+      ['Syncthing', theirs],
+    ] as const) {
+      const copies = await pollUntil(
+        `the conflict settled on ${side}`,
+        async () => {
+          const found = await copyOf(path);
+          const text = await readFile(join(path, 'x.txt'), 'utf8');
+          return found.length === 1 && text === 'changed on syncthing\n' && found;
+        },
+        90_000,
+      );
+      t.match(copies[0], conflictName, `${side}: the conflict copy is named for the device that lost`);
+      t.equal(
+        await readFile(join(path, copies[0] as string), 'utf8'),
+        'changed on syncd\n',
+        `${side}: it holds the loser`,
+      );
+    }
   },
 );

@@ -34,9 +34,9 @@ export interface FolderRunnerOptions {
   onLocalUpdate?: (folder: string, records: FileRecord[]) => void;
   /** Brings the folder to what other devices have of it (see worker/sync/pull-folder.ts). */
   pull?: (
-    folder: { id: string; path: string; ignorePerms: boolean; ignoreDelete: boolean },
+    folder: { id: string; path: string; ignorePerms: boolean; ignoreDelete: boolean; label: string },
     signal: AbortSignal,
-  ) => Promise<{ pulled: number; problems: WalkProblem[] }>;
+  ) => Promise<{ pulled: number; problems: WalkProblem[]; conflicts: string[] }>;
 }
 
 /**
@@ -284,11 +284,13 @@ export class FolderRunner {
   async #pullOnce(): Promise<void> {
     const { pull, events, logger } = this.#options;
     if (!pull || this.#config.paused || this.#state === 'error') return;
-    const { id, ignorePerms, ignoreDelete } = this.#config;
-    const folder = { id, path: this.path, ignorePerms, ignoreDelete };
+    const { id, ignorePerms, ignoreDelete, label } = this.#config;
+    const folder = { id, path: this.path, ignorePerms, ignoreDelete, label };
     this.#setState('syncing');
     try {
-      const { problems } = await pull(folder, this.#abort.signal);
+      const { problems, conflicts } = await pull(folder, this.#abort.signal);
+      // A conflict copy is a new local file: scanned at once, so that the other devices get it.
+      if (conflicts.length > 0) void this.scan(conflicts);
       const before = this.#pullProblems;
       this.#pullProblems = problems;
       if (problems.length > 0 || before.length > 0) {

@@ -24,7 +24,7 @@ import { compareVersions, globalVersion } from '../index-db/versions.ts';
 
 /** What a pull needs of the folder and of the devices. */
 export interface PullOptions {
-  folder: { id: string; path: string; ignorePerms: boolean; ignoreDelete?: boolean };
+  folder: { id: string; path: string; ignorePerms: boolean; ignoreDelete?: boolean; label?: string };
   db: IndexDb;
   /** Devices connected now. */
   connected: () => ReadonlySet<string>;
@@ -65,7 +65,9 @@ const IN_FLIGHT = 8;
  * what the index says (a change not yet scanned) is touched: it waits for the next scan. A local
  * version that loses a conflict is kept as NAME.sync-conflict-YYYYMMDD-HHMMSS-MODIFIER.EXT.
  */
-export async function pullFolder(options: PullOptions): Promise<{ pulled: number; problems: PullProblem[] }> {
+export async function pullFolder(
+  options: PullOptions,
+): Promise<{ pulled: number; problems: PullProblem[]; conflicts: string[] }> {
   const { folder, db } = options;
   const work: Array<{ name: string; global: FileRecord; local: FileRecord | undefined; holders: string[] }> =
     [];
@@ -90,6 +92,7 @@ export async function pullFolder(options: PullOptions): Promise<{ pulled: number
         : a.name.localeCompare(b.name),
   );
   const problems: PullProblem[] = [];
+  const conflicts: string[] = [];
   let pulled = 0;
   // Where each block this device has is, by hash: made once, when a file first needs a block.
   let blocksHere: Map<string, { name: string; offset: number; size: number }> | undefined;
@@ -116,17 +119,27 @@ export async function pullFolder(options: PullOptions): Promise<{ pulled: number
     options.events.log('ItemStarted', { folder: folder.id, item: item.name, type, action });
     let error: string | null = null;
     try {
-      await pullOne(options, item, here);
+      const copy = await pullOne(options, item, here);
+      if (copy) conflicts.push(copy);
       const [stored] = db.update(folder.id, [withoutSequence(item.global)]);
       if (stored) options.recorded([stored]);
       pulled += 1;
+      options.events.log('RemoteChangeDetected', {
+        type,
+        action: item.global.deleted ? 'deleted' : item.local && !item.local.deleted ? 'modified' : 'added',
+        folder: folder.id,
+        folderID: folder.id,
+        path: item.name,
+        label: folder.label ?? '',
+        modifiedBy: shortIdString(item.global.modifiedBy),
+      });
     } catch (caught) {
       error = (caught as Error).message;
       problems.push({ name: item.name, error });
     }
     options.events.log('ItemFinished', { folder: folder.id, item: item.name, type, action, error });
   }
-  return { pulled, problems };
+  return { pulled, problems, conflicts };
 }
 
 type BlocksHere = () => Map<string, { name: string; offset: number; size: number }>;
@@ -135,7 +148,7 @@ async function pullOne(
   options: PullOptions,
   item: { name: string; global: FileRecord; local: FileRecord | undefined; holders: string[] },
   here: BlocksHere,
-): Promise<void> {
+): Promise<string | undefined> {
   const { folder } = options;
   const path = join(folder.path, item.name);
   const onDisk = await lstat(path).catch(() => undefined);
@@ -174,7 +187,8 @@ async function pullOne(
     if (!folder.ignorePerms && !global.noPermissions) await chmod(path, global.permissions & 0o777);
     return;
   }
-  if (conflict) await rename(path, conflictName(path, local?.modifiedBy ?? 0n));
+  const copy = conflict ? conflictName(item.name, local?.modifiedBy ?? 0n) : undefined;
+  if (copy) await rename(path, join(folder.path, copy));
   else if (onDisk?.isDirectory()) throw new Error('a directory is where the file goes');
   const temporary = join(folder.path, temporaryName(item.name));
   if (global.type === 'symlink') {
@@ -196,6 +210,7 @@ async function pullOne(
   if (global.type === 'symlink' && (await readlink(path)) !== global.symlinkTarget) {
     throw new Error('the symlink changed while it was made');
   }
+  return copy;
 }
 
 /** Writes the file's blocks into `temporary`: from there, from the old version, or from the devices. */
