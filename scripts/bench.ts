@@ -32,6 +32,8 @@ const { values } = parseArgs({
     scan: { type: 'boolean', default: false },
     // Connecting alone: `npm run bench -- --connect`.
     connect: { type: 'boolean', default: false },
+    // Moving a folder between devices alone: `npm run bench -- --sync`.
+    sync: { type: 'boolean', default: false },
   },
 });
 
@@ -165,6 +167,39 @@ async function connectRows(): Promise<void> {
     '',
     `syncd ${times.syncd.map((ms) => fmt(ms)).join(', ')}; Syncthing ${times.syncthing.map((ms) => fmt(ms)).join(', ')}`,
   );
+}
+
+// 8. Moving a folder between devices (see scripts/bench/sync.ts).
+async function syncRows(): Promise<void> {
+  if (!withSyncthing) return;
+  const [small, largeMiB] = quick ? [300, 50] : [2000, 300];
+  log(`moving ${small} files of 4 KiB and one of ${largeMiB} MiB between devices`);
+  const tree = await makeTree(small, 1, largeMiB);
+  try {
+    const { syncBench } = await import('./bench/sync.ts');
+    const times = await syncBench(tree);
+    const what = `${tree.files} files, ${fmt(tree.bytes / 2 ** 20)} MiB`;
+    row(
+      `${what}, Syncthing to syncd (ms; Syncthing: to Syncthing)`,
+      compare(times.toSyncd, times.syncthing),
+      '≤ Syncthing',
+      verdict(times.toSyncd <= times.syncthing, `${fmt(times.toSyncd / times.syncthing, 2)}×`),
+    );
+    row(
+      `${what}, syncd to Syncthing (ms; Syncthing: to Syncthing)`,
+      compare(times.fromSyncd, times.syncthing),
+      '≤ Syncthing',
+      verdict(times.fromSyncd <= times.syncthing, `${fmt(times.fromSyncd / times.syncthing, 2)}×`),
+    );
+  } finally {
+    await tree.remove();
+  }
+}
+
+if (values.sync) {
+  await syncRows();
+  process.stdout.write(`${rows.map((cells) => `| ${cells.join(' | ')} |`).join('\n')}\n`);
+  process.exit(0);
 }
 
 if (values.connect) {
@@ -314,6 +349,7 @@ row(
 
 await scanRows();
 await connectRows();
+await syncRows();
 
 // 5. Idle memory.
 const memory: Record<string, { parentMb: number; childMb: number }> = {};

@@ -401,9 +401,10 @@ t.test(
     await syncthing.call('POST', '/rest/db/scan?folder=both');
     await api(syncd, 'POST', `/rest/system/resume?device=${syncthing.id}`);
 
-    // Both end with Syncthing's version (the newer), and syncd's as a conflict copy named for syncd.
+    // Both end with Syncthing's version (the newer), and syncd's as a conflict copy named for syncd (a
+    // pull's temporary file, .syncthing.x.sync-conflict-….tmp, is not one yet).
     const copyOf = async (path: string) =>
-      (await readdir(path)).filter((name) => name.includes('.sync-conflict-'));
+      (await readdir(path)).filter((name) => name.startsWith('x.sync-conflict-'));
     const conflictName = new RegExp(`^x\\.sync-conflict-\\d{8}-\\d{6}-${status.myID.slice(0, 7)}\\.txt$`);
     for (const [side, path] of [
       ['syncd', mine],
