@@ -31,7 +31,7 @@ export async function syncBench(tree: Tree): Promise<Record<'syncthing' | 'toSyn
       return { id: peer.id, listen: peer.listen, call: (m, p, b) => peer.call(m, p, b) };
     };
     const syncdPeer = async (): Promise<Peer> => {
-      const service = await startService({ env: { SYNCD_LOG_LEVEL: 'warn' } });
+      const service = await startService();
       teardowns.push(service.stop);
       const status = (await service.client.status()) as unknown as {
         myID: string;

@@ -21,6 +21,7 @@ import type { EventLog } from '../events/event-log.ts';
 import type { FileRecord } from '../index-db/file-record.ts';
 import { type IndexDb, LOCAL } from '../index-db/index-db.ts';
 import { compareVersions, globalVersion } from '../index-db/versions.ts';
+import { ByteBudget } from './byte-budget.ts';
 
 /** What a pull needs of the folder and of the devices. */
 export interface PullOptions {
@@ -53,8 +54,12 @@ export interface PullProblem {
   error: string;
 }
 
-// Blocks asked for at once, per file.
-const IN_FLIGHT = 8;
+// Blocks asked for at once, per file; files pulled at once; pulled versions recorded per transaction.
+const IN_FLIGHT = 32;
+const FILES_AT_ONCE = 16;
+const RECORD_BATCH = 100;
+// Blocks' bytes held in memory at once by a pull, whatever the number of files and blocks under way.
+const BLOCK_BYTES_AT_ONCE = 64 * 1024 * 1024;
 
 /**
  * Brings the folder to the global version of everything other devices have of it, as Syncthing's
@@ -112,17 +117,25 @@ export async function pullFolder(
     }
     return blocksHere;
   };
-  for (const item of work) {
-    if (options.signal?.aborted) break;
+  // Pulled versions are written to the index in batches, and go to the other devices with them. A
+  // crash between a rename and its batch leaves a file the next scan finds equal to the global version.
+  const budget = new ByteBudget(BLOCK_BYTES_AT_ONCE);
+  let done: Array<Omit<FileRecord, 'sequence'>> = [];
+  const flush = () => {
+    if (done.length === 0) return;
+    options.recorded(db.update(folder.id, done));
+    done = [];
+  };
+  const handle = async (item: (typeof work)[number]) => {
     const action = item.global.deleted ? 'delete' : 'update';
     const type = item.global.type === 'directory' ? 'dir' : item.global.type;
     options.events.log('ItemStarted', { folder: folder.id, item: item.name, type, action });
     let error: string | null = null;
     try {
-      const copy = await pullOne(options, item, here);
+      const copy = await pullOne(options, item, here, budget);
       if (copy) conflicts.push(copy);
-      const [stored] = db.update(folder.id, [withoutSequence(item.global)]);
-      if (stored) options.recorded([stored]);
+      done.push(withoutSequence(item.global));
+      if (done.length >= RECORD_BATCH) flush();
       pulled += 1;
       options.events.log('RemoteChangeDetected', {
         type,
@@ -138,6 +151,20 @@ export async function pullFolder(
       problems.push({ name: item.name, error });
     }
     options.events.log('ItemFinished', { folder: folder.id, item: item.name, type, action, error });
+  };
+  // Directories one by one (a parent before its children), then files and symlinks several at once,
+  // then deletions one by one (children before their parent).
+  for (const phase of [0, 1, 2]) {
+    const items = work.filter((item) => rank(item) === phase);
+    let next = 0;
+    const worker = async () => {
+      for (let at = next++; at < items.length && !options.signal?.aborted; at = next++) {
+        await handle(items[at] as (typeof work)[number]);
+      }
+    };
+    const parallel = phase === 1 ? FILES_AT_ONCE : 1;
+    await Promise.all(Array.from({ length: Math.min(parallel, items.length) }, worker));
+    flush();
   }
   return { pulled, problems, conflicts };
 }
@@ -148,6 +175,7 @@ async function pullOne(
   options: PullOptions,
   item: { name: string; global: FileRecord; local: FileRecord | undefined; holders: string[] },
   here: BlocksHere,
+  budget: ByteBudget,
 ): Promise<string | undefined> {
   const { folder } = options;
   const path = join(folder.path, item.name);
@@ -195,7 +223,7 @@ async function pullOne(
     await rm(temporary, { force: true });
     await symlink(global.symlinkTarget, temporary);
   } else {
-    await buildFile(options, item, temporary, conflict ? undefined : path, here);
+    await buildFile(options, item, temporary, conflict ? undefined : path, here, budget);
     if (!folder.ignorePerms && !global.noPermissions) await chmod(temporary, global.permissions & 0o777);
     await utimes(temporary, ...twice(global));
   }
@@ -220,8 +248,14 @@ async function buildFile(
   temporary: string,
   oldPath: string | undefined,
   here: BlocksHere,
+  budget: ByteBudget,
 ): Promise<void> {
   const { global, local } = item;
+  // A temporary file left by an interrupted pull holds blocks to reuse; a new one holds nothing.
+  const resumed = await lstat(temporary).then(
+    (stats) => stats.size > 0,
+    () => false,
+  );
   const handle = await open(temporary, 'a+').then(async (appendable) => {
     await appendable.close();
     return open(temporary, 'r+');
@@ -239,12 +273,18 @@ async function buildFile(
         if (options.signal?.aborted) throw new Error('the pull was stopped');
         const block = global.blocks[index] as FileRecord['blocks'][number];
         if (block.size === 0) continue;
-        const data =
-          (await readChecked(handle, block.offset, block.size, block.hash)) ??
-          (await fromOld(old, oldBlocks.get(block.hash.toString('hex')), block.hash)) ??
-          (await fromElsewhere(options.folder.path, here().get(block.hash.toString('hex')), block.hash)) ??
-          (await fromDevices(options, sources, item.name, block, index));
-        await handle.write(data, 0, data.length, block.offset);
+        // However many files and blocks are under way, only so many bytes are held at once.
+        await budget.take(block.size);
+        try {
+          const data =
+            (resumed ? await readChecked(handle, block.offset, block.size, block.hash) : undefined) ??
+            (await fromOld(old, oldBlocks.get(block.hash.toString('hex')), block.hash)) ??
+            (await fromElsewhere(options.folder.path, here().get(block.hash.toString('hex')), block.hash)) ??
+            (await fromDevices(options, sources, item.name, block, index));
+          await handle.write(data, 0, data.length, block.offset);
+        } finally {
+          budget.give(block.size);
+        }
       }
     };
     await Promise.all(Array.from({ length: Math.min(IN_FLIGHT, global.blocks.length) }, work));
