@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { open } from 'node:fs/promises';
+import { type FileHandle, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { create } from '@bufbuild/protobuf';
 import type { Configuration } from '../../shared/config/defaults.ts';
@@ -7,6 +7,7 @@ import { ErrorCode, type Response, ResponseSchema } from '../bep/bep_pb.ts';
 import { nameProblem } from '../bep/file-info.ts';
 import type { MessageOf } from '../bep/messages.ts';
 import type { IndexDb } from '../index-db/index-db.ts';
+import { adler32 } from '../scanner/adler32.ts';
 import { MAX_BLOCK_SIZE } from '../scanner/blocks.ts';
 import { foldersSharedWith } from './cluster-config.ts';
 
@@ -29,6 +30,7 @@ export class BlockServer {
   /** Bytes of blocks being read and sent, and the requests waiting for room. */
   #inFlight = 0;
   readonly #waiting: Array<() => void> = [];
+  readonly #handles = new Map<string, { handle: FileHandle; timer: NodeJS.Timeout }>();
 
   constructor(options: { db: IndexDb; config: () => Configuration }) {
     this.#db = options.db;
@@ -55,9 +57,15 @@ export class BlockServer {
     await this.#room(request.size);
     try {
       for (const path of paths) {
-        const data = await readBlock(path, offset, request.size);
+        const data = await this.#read(path, offset, request.size);
         if (!data) continue;
-        if (request.hash.length === 0 || createHash('sha256').update(data).digest().equals(request.hash)) {
+        // Checked as Syncthing checks what it serves: the weak hash when one is asked, else SHA-256.
+        const weakMatch = request.weakHash !== 0 && adler32(data) === request.weakHash;
+        if (
+          weakMatch ||
+          request.hash.length === 0 ||
+          createHash('sha256').update(data).digest().equals(request.hash)
+        ) {
           return reply(ErrorCode.NO_ERROR, data);
         }
       }
@@ -66,6 +74,53 @@ export class BlockServer {
       this.#inFlight -= request.size;
       this.#waiting.shift()?.();
     }
+  }
+
+  /** `size` bytes at `offset`, or undefined when the file is missing or shorter. */
+  async #read(path: string, offset: number, size: number): Promise<Buffer | undefined> {
+    const handle = await this.#open(path);
+    if (!handle) return undefined;
+    try {
+      const data = Buffer.allocUnsafe(size);
+      const { bytesRead } = await handle.read(data, 0, size, offset);
+      return bytesRead === size ? data : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  async #open(path: string): Promise<FileHandle | undefined> {
+    const kept = this.#handles.get(path);
+    if (kept) {
+      kept.timer.refresh();
+      return kept.handle;
+    }
+    const handle = await open(path, 'r').catch(() => undefined);
+    if (!handle) return undefined;
+    const already = this.#handles.get(path);
+    if (already) {
+      await handle.close();
+      return already.handle;
+    }
+    if (this.#handles.size >= MAX_OPEN) this.#forget(this.#handles.keys().next().value as string);
+    const timer = setTimeout(() => this.#forget(path), KEEP_OPEN_MS);
+    timer.unref();
+    this.#handles.set(path, { handle, timer });
+    return handle;
+  }
+
+  #forget(path: string): void {
+    const kept = this.#handles.get(path);
+    if (!kept) return;
+    this.#handles.delete(path);
+    clearTimeout(kept.timer);
+    // Reads under way finish first: a handle closed under them would fail them.
+    setTimeout(() => void kept.handle.close().catch(() => {}), KEEP_OPEN_MS).unref();
+  }
+
+  /** Closes the files kept open. */
+  close(): void {
+    for (const path of [...this.#handles.keys()]) this.#forget(path);
   }
 
   async #room(size: number): Promise<void> {
@@ -79,21 +134,6 @@ export class BlockServer {
   }
 }
 
-/** `size` bytes at `offset`, or undefined when the file is missing or shorter. */
-async function readBlock(path: string, offset: number, size: number): Promise<Buffer | undefined> {
-  let handle;
-  try {
-    handle = await open(path, 'r');
-  } catch {
-    return undefined;
-  }
-  try {
-    const data = Buffer.allocUnsafe(size);
-    const { bytesRead } = await handle.read(data, 0, size, offset);
-    return bytesRead === size ? data : undefined;
-  } catch {
-    return undefined;
-  } finally {
-    await handle.close();
-  }
-}
+// A file asked for block after block is opened once: its handle is kept this long after its last use.
+const KEEP_OPEN_MS = 2000;
+const MAX_OPEN = 32;

@@ -109,6 +109,7 @@ export async function openService(context: ServiceContext): Promise<SyncService>
     logger: context.logger,
     discovered: (device) => dialer.dialNow?.(device),
   });
+  const blocks = db ? new BlockServer({ db, config: () => context.config.current }) : undefined;
   const connections = new DeviceConnections({
     myId: context.myId,
     credentials: context.credentials,
@@ -118,7 +119,7 @@ export async function openService(context: ServiceContext): Promise<SyncService>
     pending: db ?? memoryPendingStore(),
     index: (folder, device) => exchange?.known(folder, device) ?? { indexId: 0n, maxSequence: 0n },
     exchange,
-    blocks: db ? new BlockServer({ db, config: () => context.config.current }) : undefined,
+    blocks,
     times: context.times,
     lookup: (device) => discovery.lookup(device),
   });
@@ -136,6 +137,7 @@ export async function openService(context: ServiceContext): Promise<SyncService>
       // Devices hear why first; then what they might have asked of is let go.
       discovery.close();
       await connections.close();
+      blocks?.close();
       await folders?.stop();
       await hasher.close();
       db?.close();
