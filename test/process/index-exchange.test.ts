@@ -258,6 +258,15 @@ t.test(
       t.equal(ours.mode & 0o777, original.mode & 0o777, `${name}: the same permissions`);
     }
     t.ok((await stat(join(mine, 'empty-dir'))).isDirectory(), 'an empty directory too');
+    const seen = await api<Record<string, { lastSeen: string }>>(syncd, 'GET', '/rest/stats/device');
+    t.ok(Date.now() - Date.parse(seen[syncthing.id]?.lastSeen ?? '') < 60_000, 'Syncthing seen just now');
+    const folderStats = await api<Record<string, { lastScan: string; lastFile: { filename: string } }>>(
+      syncd,
+      'GET',
+      '/rest/stats/folder',
+    );
+    t.ok(Date.now() - Date.parse(folderStats.pulled?.lastScan ?? '') < 60_000, 'scanned just now');
+    t.not(folderStats.pulled?.lastFile.filename, '', 'the last file pulled is named');
     // Syncthing sees syncd in sync: syncd announced what it pulled, with the versions it pulled.
     const completion = await syncthing.until('syncd complete in Syncthing’s view', async () => {
       const answer = await syncthing.call<{ completion: number; needItems: number }>(

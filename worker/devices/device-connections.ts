@@ -12,7 +12,7 @@ import { BepSession, SYNCTHING_TIMES, type SessionEnd, type SessionTimes } from 
 import { type DeviceCredentials, serverOptions } from '../bep/tls-options.ts';
 import type { WorkerConfig } from '../config/worker-config.ts';
 import type { EventLog } from '../events/event-log.ts';
-import type { PendingDevice } from '../index-db/index-db.ts';
+import type { DeviceStats, PendingDevice } from '../index-db/index-db.ts';
 import { clusterConfigFor, compressionFor, foldersSharedWith, type IndexState } from './cluster-config.ts';
 import type { IndexExchange, IndexPeer } from './index-exchange.ts';
 import type { BlockServer } from './block-server.ts';
@@ -57,16 +57,19 @@ export class RequestError extends Error {
   }
 }
 
-/** Where pending devices are kept: the index database, while the service holds it. */
-export interface PendingStore {
+/** What is kept of devices (pending ones, when each was last seen): the index database, while the service holds it. */
+export interface DeviceStore {
   pendingDevices(): PendingDevice[];
   addPendingDevice(device: PendingDevice): boolean;
   dropPendingDevice(device: string): boolean;
+  deviceStats(): Map<string, DeviceStats>;
+  setDeviceStats(device: string, stats: DeviceStats): void;
 }
 
-/** Pending devices kept in memory, when the index database cannot be used. */
-export function memoryPendingStore(): PendingStore {
+/** What is kept of devices, in memory, when the index database cannot be used. */
+export function memoryDeviceStore(): DeviceStore {
   const pending = new Map<string, PendingDevice>();
+  const stats = new Map<string, DeviceStats>();
   return {
     pendingDevices: () => [...pending.values()].sort((a, b) => a.device.localeCompare(b.device)),
     addPendingDevice: (device) => {
@@ -75,6 +78,8 @@ export function memoryPendingStore(): PendingStore {
       return added;
     },
     dropPendingDevice: (device) => pending.delete(device),
+    deviceStats: () => new Map(stats),
+    setDeviceStats: (device, entry) => void stats.set(device, entry),
   };
 }
 
@@ -84,7 +89,7 @@ export interface DeviceConnectionsOptions {
   config: WorkerConfig;
   events: EventLog;
   logger: Logger;
-  pending: PendingStore;
+  store: DeviceStore;
   index: IndexState;
   /** Addresses discovery knows for a device configured as `dynamic`. */
   lookup?: (device: string) => Promise<string[]>;
@@ -101,6 +106,8 @@ export interface DeviceConnectionsOptions {
 // than this (lib/connections/service.go, minConnectionReplaceAge).
 const REPLACE_AFTER_MS = 10_000;
 const HANDSHAKE_TIMEOUT_MS = 10_000;
+// What Syncthing answers for a device never seen: the Unix epoch.
+const GO_UNIX_ZERO = '1970-01-01T00:00:00Z';
 const CLIENT_NAME = 'syncd';
 
 /**
@@ -168,12 +175,24 @@ export class DeviceConnections {
   }
 
   pendingDevices(): PendingDevice[] {
-    return this.#options.pending.pendingDevices();
+    return this.#options.store.pendingDevices();
+  }
+
+  /** Syncthing's GET /rest/stats/device: every configured device, a connected one seen now. */
+  deviceStats(): Record<string, DeviceStats> {
+    const stored = this.#options.store.deviceStats();
+    const now = new Date().toISOString();
+    const out: Record<string, DeviceStats> = {};
+    for (const { deviceID } of this.#config.devices) {
+      const entry = stored.get(deviceID) ?? { lastSeen: GO_UNIX_ZERO, lastConnectionDurationS: 0 };
+      out[deviceID] = this.#connections.has(deviceID) ? { ...entry, lastSeen: now } : entry;
+    }
+    return out;
   }
 
   /** Forgets a pending device (the user dismissed it); true when it was pending. */
   dismissPending(device: string): boolean {
-    const dropped = this.#options.pending.dropPendingDevice(device);
+    const dropped = this.#options.store.dropPendingDevice(device);
     if (dropped) this.#options.events.log('PendingDevicesChanged', { removed: [{ deviceID: device }] });
     return dropped;
   }
@@ -307,7 +326,7 @@ export class DeviceConnections {
       const ignored = this.#config.remoteIgnoredDevices.some((device) => device.deviceID === peer);
       if (ignored) return 'the device is ignored';
       const time = new Date().toISOString();
-      const added = this.#options.pending.addPendingDevice({ device: peer, name, address, time });
+      const added = this.#options.store.addPendingDevice({ device: peer, name, address, time });
       if (added) events.log('PendingDevicesChanged', { added: [{ deviceID: peer, name, address }] });
       events.log('DeviceRejected', { device: peer, name, address });
       this.#log.info(
@@ -336,6 +355,10 @@ export class DeviceConnections {
     const { device, session } = connection;
     this.#connections.set(device, connection);
     this.#stopDialing(device);
+    this.#options.store.setDeviceStats(device, {
+      lastSeen: connection.startedAt.toISOString(),
+      lastConnectionDurationS: this.#options.store.deviceStats().get(device)?.lastConnectionDurationS ?? 0,
+    });
     const compression = compressionFor(this.#deviceConfig(device));
     session.start((message) => this.#received(connection, message), compression);
     this.#sendClusterConfig(connection);
@@ -363,6 +386,11 @@ export class DeviceConnections {
     connection.requests.clear();
     if (this.#connections.get(device) !== connection) return;
     this.#connections.delete(device);
+    const now = new Date();
+    this.#options.store.setDeviceStats(device, {
+      lastSeen: now.toISOString(),
+      lastConnectionDurationS: (now.getTime() - connection.startedAt.getTime()) / 1000,
+    });
     this.#options.events.log('DeviceDisconnected', { error: end.reason, id: device });
     const fields = { device, address: connection.address, reason: end.reason };
     const text = `disconnected from ${device} at ${connection.address}: ${end.reason}`;

@@ -36,7 +36,12 @@ export interface FolderRunnerOptions {
   pull?: (
     folder: { id: string; path: string; ignorePerms: boolean; ignoreDelete: boolean; label: string },
     signal: AbortSignal,
-  ) => Promise<{ pulled: number; problems: WalkProblem[]; conflicts: string[] }>;
+  ) => Promise<{
+    pulled: number;
+    problems: WalkProblem[];
+    conflicts: string[];
+    last?: { name: string; deleted: boolean; at: Date };
+  }>;
 }
 
 /**
@@ -62,6 +67,8 @@ export class FolderRunner {
   #stopped = false;
   #scannedOnce = false;
   #pullWanted = false;
+  #lastScan: Date | undefined;
+  #lastFile: { name: string; deleted: boolean; at: Date } | undefined;
   #pullProblems: WalkProblem[] = [];
 
   constructor(config: FolderConfiguration, options: FolderRunnerOptions) {
@@ -98,6 +105,18 @@ export class FolderRunner {
   /** What the last scan could not take, and what the last pull could not bring. */
   get problems(): readonly WalkProblem[] {
     return [...this.#problems, ...this.#pullProblems];
+  }
+
+  /** Syncthing's GET /rest/stats/folder entry: the last file pulled, and when the last scan ended. */
+  get stats() {
+    return {
+      lastFile: {
+        at: (this.#lastFile?.at ?? new Date(0)).toISOString(),
+        filename: this.#lastFile?.name ?? '',
+        deleted: this.#lastFile?.deleted ?? false,
+      },
+      lastScan: (this.#lastScan ?? new Date(0)).toISOString(),
+    };
   }
 
   /** How many items the last pull could not bring. */
@@ -269,6 +288,7 @@ export class FolderRunner {
           `folder ${folder.id}: ${p.name}: ${p.error}`,
         );
       this.#scannedOnce = true;
+      this.#lastScan = new Date();
       this.#setState('idle');
       events.log('FolderSummary', { folder: folder.id, summary: folderSummary(this, db) });
     } catch (error) {
@@ -288,7 +308,8 @@ export class FolderRunner {
     const folder = { id, path: this.path, ignorePerms, ignoreDelete, label };
     this.#setState('syncing');
     try {
-      const { problems, conflicts } = await pull(folder, this.#abort.signal);
+      const { problems, conflicts, last } = await pull(folder, this.#abort.signal);
+      if (last) this.#lastFile = last;
       // A conflict copy is a new local file: scanned at once, so that the other devices get it.
       if (conflicts.length > 0) void this.scan(conflicts);
       const before = this.#pullProblems;

@@ -29,6 +29,7 @@ import { configRoutes } from './routes/config.ts';
 import { eventRoutes } from './routes/events.ts';
 import { dbRoutes } from './routes/db.ts';
 import { clusterRoutes } from './routes/cluster.ts';
+import { statsRoutes } from './routes/stats.ts';
 import type { SyncService } from '../service/open-service.ts';
 import type { WorkerConfig } from '../config/worker-config.ts';
 import type { EventLog } from '../events/event-log.ts';
@@ -215,6 +216,7 @@ export function buildApp(options: AppOptions) {
   if (options.config && options.service) {
     app.register(dbRoutes, { config: options.config, service: options.service });
     app.register(clusterRoutes, { service: options.service });
+    app.register(statsRoutes, { config: options.config, service: options.service });
   }
   if (options.testRoutes) app.register(testRoutes, { ...options.testRoutes, prefix: '/rest/test' });
   return app;

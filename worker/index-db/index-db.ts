@@ -65,6 +65,14 @@ const MIGRATIONS: string[][] = [
        PRIMARY KEY (folder, device)
      ) WITHOUT ROWID`,
   ],
+  [
+    // When each device was last seen, and how long its last connection lasted (GET /rest/stats/device).
+    `CREATE TABLE device_stats (
+       device TEXT PRIMARY KEY,
+       last_seen TEXT NOT NULL,
+       last_connection_duration REAL NOT NULL
+     ) WITHOUT ROWID`,
+  ],
 ];
 export const SCHEMA_VERSION = MIGRATIONS.length;
 // What identifies the file as ours: SQLite's application_id ("sync" in ASCII).
@@ -117,6 +125,12 @@ export type FileSummary = Pick<
   | 'blockSize'
   | 'symlinkTarget'
 >;
+
+/** Syncthing's GET /rest/stats/device entry of a device. */
+export interface DeviceStats {
+  lastSeen: string;
+  lastConnectionDurationS: number;
+}
 
 /** A device that connected without being configured: its ID, the name its Hello gave, where from, when. */
 export interface PendingDevice {
@@ -183,6 +197,12 @@ export class IndexDb {
         'INSERT OR REPLACE INTO pending_devices (device, name, address, time) VALUES (?, ?, ?, ?)',
       ),
       dropPendingDevice: db.prepare('DELETE FROM pending_devices WHERE device = ?'),
+      deviceStats: db.prepare<[], { device: string; last_seen: string; last_connection_duration: number }>(
+        'SELECT device, last_seen, last_connection_duration FROM device_stats',
+      ),
+      putDeviceStats: db.prepare(
+        'INSERT OR REPLACE INTO device_stats (device, last_seen, last_connection_duration) VALUES (?, ?, ?)',
+      ),
       remoteIndex: db.prepare<[string, string], { index_id: string; max_sequence: number }>(
         'SELECT index_id, max_sequence FROM remote_indexes WHERE folder = ? AND device = ?',
       ),
@@ -378,6 +398,22 @@ export class IndexDb {
   /** This device's records of the folder with a sequence above `after`, in sequence order, at most `limit`. */
   localSince(folder: string, after: number, limit: number): FileRecord[] {
     return this.#statements.since.all(folder, LOCAL, after, limit).map(fromRow);
+  }
+
+  /** When each device was last seen and how long its last connection lasted, by device ID. */
+  deviceStats(): Map<string, DeviceStats> {
+    return new Map(
+      this.#statements.deviceStats
+        .all()
+        .map((row) => [
+          row.device,
+          { lastSeen: row.last_seen, lastConnectionDurationS: row.last_connection_duration },
+        ]),
+    );
+  }
+
+  setDeviceStats(device: string, stats: DeviceStats): void {
+    this.#statements.putDeviceStats.run(device, stats.lastSeen, stats.lastConnectionDurationS);
   }
 
   /** Devices that connected unconfigured, by device ID. */

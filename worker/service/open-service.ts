@@ -9,7 +9,7 @@ import { clearReset, pendingReset } from './reset-request.ts';
 import type { Held } from './service.ts';
 import type { SessionTimes } from '../bep/session.ts';
 import type { DeviceCredentials } from '../bep/tls-options.ts';
-import { DeviceConnections, memoryPendingStore } from '../devices/device-connections.ts';
+import { DeviceConnections, memoryDeviceStore } from '../devices/device-connections.ts';
 import { Discovery } from '../discovery/discovery.ts';
 import { IndexExchange } from '../devices/index-exchange.ts';
 import { BlockServer } from '../devices/block-server.ts';
@@ -116,7 +116,7 @@ export async function openService(context: ServiceContext): Promise<SyncService>
     config: context.config,
     events: context.events,
     logger: context.logger,
-    pending: db ?? memoryPendingStore(),
+    store: db ?? memoryDeviceStore(),
     index: (folder, device) => exchange?.known(folder, device) ?? { indexId: 0n, maxSequence: 0n },
     exchange,
     blocks,

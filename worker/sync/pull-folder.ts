@@ -70,9 +70,13 @@ const BLOCK_BYTES_AT_ONCE = 64 * 1024 * 1024;
  * what the index says (a change not yet scanned) is touched: it waits for the next scan. A local
  * version that loses a conflict is kept as NAME.sync-conflict-YYYYMMDD-HHMMSS-MODIFIER.EXT.
  */
-export async function pullFolder(
-  options: PullOptions,
-): Promise<{ pulled: number; problems: PullProblem[]; conflicts: string[] }> {
+export async function pullFolder(options: PullOptions): Promise<{
+  pulled: number;
+  problems: PullProblem[];
+  conflicts: string[];
+  /** The last item pulled, for GET /rest/stats/folder. */
+  last?: { name: string; deleted: boolean; at: Date };
+}> {
   const { folder, db } = options;
   const work: Array<{ name: string; global: FileRecord; local: FileRecord | undefined; holders: string[] }> =
     [];
@@ -99,6 +103,7 @@ export async function pullFolder(
   const problems: PullProblem[] = [];
   const conflicts: string[] = [];
   let pulled = 0;
+  let last: { name: string; deleted: boolean; at: Date } | undefined;
   // Where each block this device has is, by hash: made once, when a file first needs a block.
   let blocksHere: Map<string, { name: string; offset: number; size: number }> | undefined;
   const here = () => {
@@ -137,6 +142,7 @@ export async function pullFolder(
       done.push(withoutSequence(item.global));
       if (done.length >= RECORD_BATCH) flush();
       pulled += 1;
+      last = { name: item.name, deleted: item.global.deleted, at: new Date() };
       options.events.log('RemoteChangeDetected', {
         type,
         action: item.global.deleted ? 'deleted' : item.local && !item.local.deleted ? 'modified' : 'added',
@@ -166,7 +172,7 @@ export async function pullFolder(
     await Promise.all(Array.from({ length: Math.min(parallel, items.length) }, worker));
     flush();
   }
-  return { pulled, problems, conflicts };
+  return { pulled, problems, conflicts, last };
 }
 
 type BlocksHere = () => Map<string, { name: string; offset: number; size: number }>;

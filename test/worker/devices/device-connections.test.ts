@@ -8,7 +8,7 @@ import t, { type Test } from 'tap';
 import { ClusterConfigSchema, IndexSchema, PingSchema, ResponseSchema } from '../../../worker/bep/bep_pb.ts';
 import { encodeHello, encodeMessage, type Frame, FrameReader } from '../../../worker/bep/frames.ts';
 import { BEP_ALPN } from '../../../worker/bep/tls-options.ts';
-import { DeviceConnections, memoryPendingStore } from '../../../worker/devices/device-connections.ts';
+import { DeviceConnections, memoryDeviceStore } from '../../../worker/devices/device-connections.ts';
 import { EventLog } from '../../../worker/events/event-log.ts';
 import { recordingLogger } from '../../helpers/app.ts';
 import { localConfig, testConfiguration } from '../../helpers/config.ts';
@@ -34,7 +34,7 @@ async function side(
     config: local.config,
     events,
     logger,
-    pending: memoryPendingStore(),
+    store: memoryDeviceStore(),
     index: () => ({ indexId: 0n, maxSequence: 0n }),
     times: quick,
   });
