@@ -437,3 +437,61 @@ t.test(
     }
   },
 );
+
+t.test(
+  'three devices: a file from one syncd reaches another through Syncthing, and back',
+  { skip },
+  async (t) => {
+    const dir = t.testdir({ a: { 'from-a.txt': 'written on the first syncd\n' }, b: {}, hub: {} });
+    await mkdir(join(dir, 'hub', '.stfolder'));
+    const hub = await startSyncthing(t, 'hub');
+    const sides = [];
+    for (const name of ['a', 'b']) {
+      const syncd = await startService(t);
+      const status = await api<{
+        myID: string;
+        connectionServiceStatus: Record<string, { lanAddresses: string[] }>;
+      }>(syncd, 'GET', '/rest/system/status');
+      const listen = Object.values(status.connectionServiceStatus)[0]?.lanAddresses[0] as string;
+      sides.push({ name, syncd, id: status.myID, listen, path: join(dir, name) });
+    }
+    // Each syncd knows only the hub; the hub knows both (first: Syncthing drops unknown devices from a
+    // folder), and shares the folder with both.
+    for (const side of sides) {
+      await hub.call('POST', '/rest/config/devices', { deviceID: side.id, addresses: [side.listen] });
+    }
+    await hub.call('POST', '/rest/config/folders', {
+      id: 'three',
+      path: join(dir, 'hub'),
+      devices: sides.map((side) => ({ deviceID: side.id })),
+    });
+    for (const side of sides) {
+      await api(side.syncd, 'POST', '/rest/config/devices', { deviceID: hub.id, addresses: [hub.listen] });
+      await api(side.syncd, 'POST', '/rest/config/folders', {
+        id: 'three',
+        path: side.path,
+        devices: [{ deviceID: hub.id }],
+      });
+    }
+    const [a, b] = sides as [(typeof sides)[number], (typeof sides)[number]];
+    const text = await pollUntil(
+      'the first syncd’s file on the second',
+      () => readFile(join(b.path, 'from-a.txt'), 'utf8'),
+      90_000,
+    );
+    t.equal(text, 'written on the first syncd\n');
+    await writeFile(join(b.path, 'from-b.txt'), 'written on the second syncd\n');
+    await api(b.syncd, 'POST', '/rest/db/scan?folder=three');
+    const back = await pollUntil(
+      'the second syncd’s file on the first',
+      () => readFile(join(a.path, 'from-b.txt'), 'utf8'),
+      90_000,
+    );
+    t.equal(back, 'written on the second syncd\n');
+    t.equal(
+      await readFile(join(dir, 'hub', 'from-b.txt'), 'utf8'),
+      'written on the second syncd\n',
+      'and on the hub',
+    );
+  },
+);
