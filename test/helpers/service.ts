@@ -31,6 +31,34 @@ export function api<T = unknown>(service: Service, method: string, path: string,
   );
 }
 
+/** A service started as a device for other devices to reach: its device ID and sync address too. */
+export async function startDevice(t: Teardown): Promise<{ syncd: Service; id: string; listen: string }> {
+  const syncd = await startService(t);
+  const status = await api<{
+    myID: string;
+    connectionServiceStatus: Record<string, { lanAddresses: string[] }>;
+  }>(syncd, 'GET', '/rest/system/status');
+  const listen = Object.values(status.connectionServiceStatus)[0]?.lanAddresses[0] ?? '';
+  return { syncd, id: status.myID, listen };
+}
+
+/** Does `ask` (a restart, a reset) and waits until a new worker holds the service. */
+export async function withNewWorker(service: Service, ask: () => Promise<unknown>): Promise<void> {
+  const worker = await service.workerPid();
+  await ask();
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const answer = await api<{ pid: number; service: { held: boolean } }>(
+      service,
+      'GET',
+      '/rest/system/status',
+    ).catch(() => undefined);
+    if (answer && answer.pid !== worker && answer.service.held) return;
+    if (Date.now() > deadline) throw new Error('no new worker held the service within 60 s');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 export interface Reply {
   status: number;
   headers: IncomingHttpHeaders;

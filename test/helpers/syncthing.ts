@@ -176,3 +176,38 @@ export async function startSyncthing(
     stop,
   };
 }
+
+/** A syncd device and a Syncthing made to know each other (at their addresses) and share a folder. */
+export async function shareFolder(options: {
+  syncthing: Syncthing;
+  device: {
+    id: string;
+    listen: string;
+    call: (method: string, path: string, body?: unknown) => Promise<unknown>;
+  };
+  folder: string;
+  /** The folder's path on each side, and its type there (sendreceive when not given). */
+  theirs: string;
+  mine: string;
+  theirType?: string;
+  myType?: string;
+}): Promise<void> {
+  const { syncthing, device, folder } = options;
+  await syncthing.call('POST', '/rest/config/devices', { deviceID: device.id, addresses: [device.listen] });
+  await syncthing.call('POST', '/rest/config/folders', {
+    id: folder,
+    path: options.theirs,
+    devices: [{ deviceID: device.id }],
+    ...(options.theirType ? { type: options.theirType } : {}),
+  });
+  await device.call('POST', '/rest/config/devices', {
+    deviceID: syncthing.id,
+    addresses: [syncthing.listen],
+  });
+  await device.call('POST', '/rest/config/folders', {
+    id: folder,
+    path: options.mine,
+    devices: [{ deviceID: syncthing.id }],
+    ...(options.myType ? { type: options.myType } : {}),
+  });
+}

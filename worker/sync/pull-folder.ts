@@ -17,6 +17,7 @@ import { dirname, extname, join } from 'node:path';
 import { shortIdString } from '../../shared/device-id.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { temporaryName } from '../devices/block-server.ts';
+import type { BlockRequest } from '../devices/device-connections.ts';
 import type { EventLog } from '../events/event-log.ts';
 import type { FileRecord } from '../index-db/file-record.ts';
 import { type IndexDb, LOCAL } from '../index-db/index-db.ts';
@@ -30,18 +31,7 @@ export interface PullOptions {
   /** Devices connected now. */
   connected: () => ReadonlySet<string>;
   /** Asks a device for a block (see DeviceConnections.request). */
-  request: (
-    device: string,
-    block: {
-      folder: string;
-      name: string;
-      offset: bigint;
-      size: number;
-      hash: Uint8Array;
-      blockNo: number;
-      fromTemporary: boolean;
-    },
-  ) => Promise<Uint8Array>;
+  request: (device: string, block: BlockRequest) => Promise<Uint8Array>;
   /** Records just written to the local index, for the devices that share the folder. */
   recorded: (records: FileRecord[]) => void;
   events: EventLog;

@@ -1,0 +1,264 @@
+// Synchronizing folders between syncd and real Syncthing 1.19 devices, on loopback: syncd pulls a
+// folder (and the changes that follow, and a reset of its index rebuilds without a conflict), a
+// conflict settles the same way on both sides, and three devices pass files through each other.
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import t from 'tap';
+import { api, startDevice, withNewWorker } from '../helpers/service.ts';
+import { hasSyncthing, NO_SYNCTHING, pollUntil, shareFolder, startSyncthing } from '../helpers/syncthing.ts';
+
+const skip = hasSyncthing ? false : NO_SYNCTHING;
+
+type Events = Array<{ id: number; type: string; data: Record<string, unknown> }>;
+
+t.test(
+  'syncd pulls a folder from Syncthing: files, directories, empty files, times and permissions',
+  { skip },
+  async (t) => {
+    const dir = t.testdir({
+      theirs: {
+        'a.txt': 'hello from syncthing\n',
+        sub: {
+          'b.bin': Buffer.alloc(300_000, 'b'),
+          'empty.txt': '',
+          deeper: { 'c d é.txt': 'spaces and accents\n' },
+        },
+        'empty-dir': {},
+      },
+      ours: {},
+    });
+    const [theirs, mine] = [join(dir, 'theirs'), join(dir, 'ours')];
+    await writeFile(join(theirs, 'random.bin'), randomBytes(1_000_000));
+    await chmod(join(theirs, 'a.txt'), 0o600);
+    await mkdir(join(theirs, '.stfolder'));
+    const syncthing = await startSyncthing(t);
+    const { syncd, id: myID, listen } = await startDevice(t);
+    const status = { myID };
+    await shareFolder({
+      syncthing,
+      device: { id: myID, listen, call: (method, path, body) => api(syncd, method, path, body) },
+      folder: 'pulled',
+      theirs,
+      mine,
+    });
+    for (const name of ['a.txt', 'sub/b.bin', 'sub/empty.txt', 'sub/deeper/c d é.txt', 'random.bin']) {
+      const copy = await pollUntil(`${name} pulled by syncd`, () => readFile(join(mine, name)), 60_000);
+      t.ok(copy.equals(await readFile(join(theirs, name))), `${name}: the same bytes`);
+      const [ours, original] = [await stat(join(mine, name)), await stat(join(theirs, name))];
+      t.ok(Math.abs(ours.mtimeMs - original.mtimeMs) < 1, `${name}: the same modification time`);
+      t.equal(ours.mode & 0o777, original.mode & 0o777, `${name}: the same permissions`);
+    }
+    t.ok((await stat(join(mine, 'empty-dir'))).isDirectory(), 'an empty directory too');
+    const seen = await api<Record<string, { lastSeen: string }>>(syncd, 'GET', '/rest/stats/device');
+    t.ok(Date.now() - Date.parse(seen[syncthing.id]?.lastSeen ?? '') < 60_000, 'Syncthing seen just now');
+    const folderStats = await api<Record<string, { lastScan: string; lastFile: { filename: string } }>>(
+      syncd,
+      'GET',
+      '/rest/stats/folder',
+    );
+    t.ok(Date.now() - Date.parse(folderStats.pulled?.lastScan ?? '') < 60_000, 'scanned just now');
+    t.not(folderStats.pulled?.lastFile.filename, '', 'the last file pulled is named');
+    // Syncthing sees syncd in sync: syncd announced what it pulled, with the versions it pulled.
+    const completion = await syncthing.until('syncd complete in Syncthing’s view', async () => {
+      const answer = await syncthing.call<{ completion: number; needItems: number }>(
+        'GET',
+        `/rest/db/completion?folder=pulled&device=${status.myID}`,
+      );
+      return answer.completion === 100 && answer;
+    });
+    t.equal(completion.needItems, 0);
+    // A rescan finds nothing changed: the pulled files are what the index says.
+    const before = await api<Events>(syncd, 'GET', '/rest/events?since=0&timeout=0&events=LocalIndexUpdated');
+    await api(syncd, 'POST', '/rest/db/scan?folder=pulled');
+    const after = await api<Events>(
+      syncd,
+      'GET',
+      `/rest/events?since=${before.at(-1)?.id ?? 0}&timeout=0&events=LocalIndexUpdated`,
+    );
+    t.same(after, [], 'no local change after the pull');
+
+    // Changes on Syncthing's side follow: an edit, a rename, a deletion.
+    await writeFile(join(theirs, 'a.txt'), 'edited on syncthing\n');
+    await rename(join(theirs, 'random.bin'), join(theirs, 'renamed.bin'));
+    await rm(join(theirs, 'sub', 'empty.txt'));
+    await syncthing.call('POST', '/rest/db/scan?folder=pulled');
+    const gone = (path: string) =>
+      stat(path).then(
+        () => false,
+        () => true,
+      );
+    await pollUntil(
+      'the changes pulled',
+      async () =>
+        (await readFile(join(mine, 'a.txt'), 'utf8')) === 'edited on syncthing\n' &&
+        (await gone(join(mine, 'random.bin'))) &&
+        (await gone(join(mine, 'sub', 'empty.txt'))) &&
+        (await readFile(join(mine, 'renamed.bin')).then(
+          () => true,
+          () => false,
+        )),
+      60_000,
+    );
+    t.ok(
+      (await readFile(join(mine, 'renamed.bin'))).equals(await readFile(join(theirs, 'renamed.bin'))),
+      'renamed, the same bytes',
+    );
+
+    // A reset of syncd's index rebuilds it from the files, which are the global versions already: no
+    // conflict, nothing downloaded again, and Syncthing sees syncd complete again.
+    await withNewWorker(syncd, () => api(syncd, 'POST', '/rest/system/reset?folder=pulled'));
+    await pollUntil(
+      'the index rebuilt',
+      async () => {
+        const answer = await api<{ state: string; localFiles: number }>(
+          syncd,
+          'GET',
+          '/rest/db/status?folder=pulled',
+        );
+        return answer.state === 'idle' && answer.localFiles === 4;
+      },
+      60_000,
+    );
+    await syncthing.until(
+      'syncd complete in Syncthing’s view after the reset',
+      async () => {
+        const answer = await syncthing.call<{ completion: number }>(
+          'GET',
+          `/rest/db/completion?folder=pulled&device=${status.myID}`,
+        );
+        return answer.completion === 100;
+      },
+      60_000,
+    );
+    const names = await readdir(mine, { recursive: true });
+    t.same(
+      names.filter((name) => name.includes('sync-conflict')),
+      [],
+      'no conflict copy',
+    );
+    t.equal(await readFile(join(mine, 'a.txt'), 'utf8'), 'edited on syncthing\n');
+  },
+);
+
+t.test(
+  'a conflict is settled the same way on both sides, the loser kept as a conflict copy',
+  { skip },
+  async (t) => {
+    const dir = t.testdir({ theirs: { 'x.txt': 'the original\n' }, ours: {} });
+    const [theirs, mine] = [join(dir, 'theirs'), join(dir, 'ours')];
+    await mkdir(join(theirs, '.stfolder'));
+    const syncthing = await startSyncthing(t);
+    const { syncd, id: myID, listen } = await startDevice(t);
+    const status = { myID };
+    await shareFolder({
+      syncthing,
+      device: { id: myID, listen, call: (method, path, body) => api(syncd, method, path, body) },
+      folder: 'both',
+      theirs,
+      mine,
+    });
+    await pollUntil(
+      'x.txt pulled',
+      () => readFile(join(mine, 'x.txt'), 'utf8').then((text) => text === 'the original\n'),
+      60_000,
+    );
+
+    // Apart, each side changes the file its own way; Syncthing's change is the later one.
+    await api(syncd, 'POST', `/rest/system/pause?device=${syncthing.id}`);
+    await syncthing.until('apart', async () => {
+      const { connections } = await syncthing.call<{ connections: Record<string, { connected: boolean }> }>(
+        'GET',
+        '/rest/system/connections',
+      );
+      return connections[status.myID]?.connected === false;
+    });
+    await writeFile(join(mine, 'x.txt'), 'changed on syncd\n');
+    await utimes(join(mine, 'x.txt'), 1_800_000_000, 1_800_000_000);
+    await api(syncd, 'POST', '/rest/db/scan?folder=both');
+    await writeFile(join(theirs, 'x.txt'), 'changed on syncthing\n');
+    await utimes(join(theirs, 'x.txt'), 1_800_000_100, 1_800_000_100);
+    await syncthing.call('POST', '/rest/db/scan?folder=both');
+    await api(syncd, 'POST', `/rest/system/resume?device=${syncthing.id}`);
+
+    // Both end with Syncthing's version (the newer), and syncd's as a conflict copy named for syncd (a
+    // pull's temporary file, .syncthing.x.sync-conflict-….tmp, is not one yet).
+    const copyOf = async (path: string) =>
+      (await readdir(path)).filter((name) => name.startsWith('x.sync-conflict-'));
+    const conflictName = new RegExp(`^x\\.sync-conflict-\\d{8}-\\d{6}-${status.myID.slice(0, 7)}\\.txt$`);
+    for (const [side, path] of [
+      ['syncd', mine],
+      ['Syncthing', theirs],
+    ] as const) {
+      const copies = await pollUntil(
+        `the conflict settled on ${side}`,
+        async () => {
+          const found = await copyOf(path);
+          const text = await readFile(join(path, 'x.txt'), 'utf8');
+          return found.length === 1 && text === 'changed on syncthing\n' && found;
+        },
+        90_000,
+      );
+      t.match(copies[0], conflictName, `${side}: the conflict copy is named for the device that lost`);
+      t.equal(
+        await readFile(join(path, copies[0] as string), 'utf8'),
+        'changed on syncd\n',
+        `${side}: it holds the loser`,
+      );
+    }
+  },
+);
+
+t.test(
+  'three devices: a file from one syncd reaches another through Syncthing, and back',
+  { skip },
+  async (t) => {
+    const dir = t.testdir({ a: { 'from-a.txt': 'written on the first syncd\n' }, b: {}, hub: {} });
+    await mkdir(join(dir, 'hub', '.stfolder'));
+    const hub = await startSyncthing(t, 'hub');
+    const sides = [];
+    for (const name of ['a', 'b']) {
+      const { syncd, id: myID, listen } = await startDevice(t);
+      const status = { myID };
+      sides.push({ name, syncd, id: status.myID, listen, path: join(dir, name) });
+    }
+    // Each syncd knows only the hub; the hub knows both (first: Syncthing drops unknown devices from a
+    // folder), and shares the folder with both.
+    for (const side of sides) {
+      await hub.call('POST', '/rest/config/devices', { deviceID: side.id, addresses: [side.listen] });
+    }
+    await hub.call('POST', '/rest/config/folders', {
+      id: 'three',
+      path: join(dir, 'hub'),
+      devices: sides.map((side) => ({ deviceID: side.id })),
+    });
+    for (const side of sides) {
+      await api(side.syncd, 'POST', '/rest/config/devices', { deviceID: hub.id, addresses: [hub.listen] });
+      await api(side.syncd, 'POST', '/rest/config/folders', {
+        id: 'three',
+        path: side.path,
+        devices: [{ deviceID: hub.id }],
+      });
+    }
+    const [a, b] = sides as [(typeof sides)[number], (typeof sides)[number]];
+    const text = await pollUntil(
+      'the first syncd’s file on the second',
+      () => readFile(join(b.path, 'from-a.txt'), 'utf8'),
+      90_000,
+    );
+    t.equal(text, 'written on the first syncd\n');
+    await writeFile(join(b.path, 'from-b.txt'), 'written on the second syncd\n');
+    await api(b.syncd, 'POST', '/rest/db/scan?folder=three');
+    const back = await pollUntil(
+      'the second syncd’s file on the first',
+      () => readFile(join(a.path, 'from-b.txt'), 'utf8'),
+      90_000,
+    );
+    t.equal(back, 'written on the second syncd\n');
+    t.equal(
+      await readFile(join(dir, 'hub', 'from-b.txt'), 'utf8'),
+      'written on the second syncd\n',
+      'and on the hub',
+    );
+  },
+);
