@@ -217,9 +217,6 @@ export class IndexDb {
       hasRemote: db.prepare<[string], { n: number }>(
         "SELECT EXISTS (SELECT 1 FROM files WHERE folder = ? AND device != '') AS n",
       ),
-      remoteNames: db.prepare<[string], { name: string }>(
-        "SELECT DISTINCT name FROM files WHERE folder = ? AND device != ''",
-      ),
       versionsOf: db.prepare<[string, string], FileRow & { device: string }>(
         'SELECT * FROM files WHERE folder = ? AND name = ?',
       ),
@@ -381,11 +378,6 @@ export class IndexDb {
       current.versions.push({ device: row.device, record: fromRow(row) });
     }
     if (current) yield current;
-  }
-
-  /** Every name of the folder that another device has a record of. */
-  remoteNames(folder: string): string[] {
-    return this.#statements.remoteNames.all(folder).map((row) => row.name);
   }
 
   /** Every device's record of one name (this device's as LOCAL). */

@@ -17,8 +17,15 @@ export interface FolderNeed {
   global: Tally;
   /** What `device` lacks of the global versions (deletions in `deleted`). */
   need: Tally;
-  /** The global versions `device` needs, by name. */
-  needed: FileRecord[];
+  /** What `device` needs, by name: the global version, the device's own, and who has the global. */
+  needed: NeededItem[];
+}
+
+export interface NeededItem {
+  name: string;
+  global: FileRecord;
+  own: FileRecord | undefined;
+  holders: string[];
 }
 
 const empty = (): Tally => ({ files: 0, directories: 0, symlinks: 0, deleted: 0, bytes: 0 });
@@ -44,7 +51,7 @@ function add(tally: Tally, record: FileRecord): void {
  */
 export function folderNeed(db: IndexDb, folder: string, device: string = LOCAL): FolderNeed {
   const result: FolderNeed = { global: empty(), need: empty(), needed: [] };
-  for (const { versions } of db.allVersions(folder)) {
+  for (const { name, versions } of db.allVersions(folder)) {
     const found = globalVersion(versions);
     if (!found || found.global.record.invalid) continue;
     const global = found.global.record;
@@ -54,7 +61,7 @@ export function folderNeed(db: IndexDb, folder: string, device: string = LOCAL):
     if (global.deleted && (!own || own.deleted)) continue;
     if (own && compareVersions(own.version, global.version) === 'equal') continue;
     add(result.need, global);
-    result.needed.push(global);
+    result.needed.push({ name, global, own, holders: found.holders });
   }
   return result;
 }

@@ -21,7 +21,8 @@ import type { BlockRequest } from '../devices/device-connections.ts';
 import type { EventLog } from '../events/event-log.ts';
 import type { FileRecord } from '../index-db/file-record.ts';
 import { type IndexDb, LOCAL } from '../index-db/index-db.ts';
-import { compareVersions, globalVersion } from '../index-db/versions.ts';
+import { compareVersions } from '../index-db/versions.ts';
+import { folderNeed, type NeededItem } from './need.ts';
 import { ByteBudget } from './byte-budget.ts';
 
 /** What a pull needs of the folder and of the devices. */
@@ -68,19 +69,10 @@ export async function pullFolder(options: PullOptions): Promise<{
   last?: { name: string; deleted: boolean; at: Date };
 }> {
   const { folder, db } = options;
-  const work: Array<{ name: string; global: FileRecord; local: FileRecord | undefined; holders: string[] }> =
-    [];
-  for (const name of db.remoteNames(folder.id)) {
-    const versions = db.versionsOf(folder.id, name);
-    const found = globalVersion(versions);
-    if (!found || found.global.record.invalid || found.holders.includes(LOCAL)) continue;
-    const local = versions.find((entry) => entry.device === LOCAL)?.record;
-    const global = found.global.record;
-    if (global.deleted && (!local || local.deleted)) continue;
-    // ignoreDelete: other devices' deletions are not carried out here.
-    if (global.deleted && folder.ignoreDelete) continue;
-    work.push({ name, global, local, holders: found.holders });
-  }
+  // What the global versions say this device needs; with ignoreDelete, other devices' deletions stay undone.
+  const work = folderNeed(db, folder.id).needed.filter(
+    (item) => !(item.global.deleted && folder.ignoreDelete),
+  );
   const rank = (entry: (typeof work)[number]) =>
     entry.global.deleted ? 2 : entry.global.type === 'directory' ? 0 : 1;
   work.sort((a, b) =>
@@ -135,7 +127,7 @@ export async function pullFolder(options: PullOptions): Promise<{
       last = { name: item.name, deleted: item.global.deleted, at: new Date() };
       options.events.log('RemoteChangeDetected', {
         type,
-        action: item.global.deleted ? 'deleted' : item.local && !item.local.deleted ? 'modified' : 'added',
+        action: item.global.deleted ? 'deleted' : item.own && !item.own.deleted ? 'modified' : 'added',
         folder: folder.id,
         folderID: folder.id,
         path: item.name,
@@ -169,7 +161,7 @@ type BlocksHere = () => Map<string, { name: string; offset: number; size: number
 
 async function pullOne(
   options: PullOptions,
-  item: { name: string; global: FileRecord; local: FileRecord | undefined; holders: string[] },
+  item: NeededItem,
   here: BlocksHere,
   budget: ByteBudget,
 ): Promise<string | undefined> {
@@ -177,13 +169,13 @@ async function pullOne(
   const path = join(folder.path, item.name);
   const onDisk = await lstat(path).catch(() => undefined);
   // What is on disk must be what the index says of it: anything else is a change a scan has to see first.
-  if (onDisk && (!item.local || item.local.deleted || !matches(onDisk, item.local))) {
+  if (onDisk && (!item.own || item.own.deleted || !matches(onDisk, item.own))) {
     throw new Error('changed on disk since it was last scanned; it is taken up after the next scan');
   }
-  if (!onDisk && item.local && !item.local.deleted) {
+  if (!onDisk && item.own && !item.own.deleted) {
     throw new Error('gone from disk since it was last scanned; it is taken up after the next scan');
   }
-  const { global, local } = item;
+  const { global, own: local } = item;
   // The same content already (a reset rebuilt the index, or both sides made the same change): only the
   // version is taken, and the file is left as it is.
   if (onDisk && local && equivalent(local, global, folder.ignorePerms)) {
@@ -240,13 +232,13 @@ async function pullOne(
 /** Writes the file's blocks into `temporary`: from there, from the old version, or from the devices. */
 async function buildFile(
   options: PullOptions,
-  item: { name: string; global: FileRecord; local: FileRecord | undefined; holders: string[] },
+  item: NeededItem,
   temporary: string,
   oldPath: string | undefined,
   here: BlocksHere,
   budget: ByteBudget,
 ): Promise<void> {
-  const { global, local } = item;
+  const { global, own: local } = item;
   // A temporary file left by an interrupted pull holds blocks to reuse; a new one holds nothing.
   const resumed = await lstat(temporary).then(
     (stats) => stats.size > 0,

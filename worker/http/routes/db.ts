@@ -99,7 +99,7 @@ export async function dbRoutes(app: FastifyInstance, options: DbRouteOptions): P
     const { id, db } = folderOf(request);
     const { page, perpage } = paging(request);
     const needed = db ? folderNeed(db, id).needed : [];
-    const rest = needed.slice((page - 1) * perpage, page * perpage).map(restFile);
+    const rest = needed.slice((page - 1) * perpage, page * perpage).map((item) => restFile(item.global));
     return { progress: [], queued: [], rest, page, perpage };
   });
 
