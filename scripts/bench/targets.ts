@@ -32,7 +32,7 @@ export const syncd: Target = {
     const home = await mkdtemp(join(tmpdir(), 'syncd-bench-'));
     const port = await getPort({ host: '127.0.0.1' });
     // What npm start runs.
-    return launch(process.execPath, [syncdBin, 'serve'], port, home, {
+    return launch(process.execPath, [...(process.env.PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof/cpu'] : []), syncdBin, 'serve'], port, home, {
       SYNCD_HOME: home,
       SYNCD_ADDRESS: `127.0.0.1:${port}`,
       SYNCD_SYNC_ADDRESS: 'tcp://127.0.0.1:0',

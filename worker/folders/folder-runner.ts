@@ -203,8 +203,9 @@ export class FolderRunner {
           this.#wanted = undefined;
           await this.#scanOnce(subs === 'all' ? undefined : [...subs]);
           for (const resolve of waiters) resolve();
-          // What devices have may be needed now that this one's files are known.
-          if (this.#state === 'idle') this.pullSoon();
+          // What devices have may be needed now that this one's files are known (nothing is, while
+          // no device has sent an index of the folder).
+          if (this.#state === 'idle' && this.#options.db.hasRemote(this.id)) this.pullSoon();
         } else {
           this.#pullWanted = false;
           await this.#pullOnce();

@@ -157,6 +157,9 @@ export interface FolderCounts {
 export class IndexDb {
   readonly #db: Database.Database;
   readonly #statements;
+  // Counts asked for since the last write: a status polled while a large folder is unchanged costs
+  // nothing, where each count reads every record of the folder.
+  readonly #counts = new Map<string, FolderCounts>();
 
   private constructor(db: Database.Database) {
     this.#db = db;
@@ -290,6 +293,7 @@ export class IndexDb {
    * returns them as stored. Nothing is written if anything fails.
    */
   update(folder: string, changed: Array<Omit<FileRecord, 'sequence'>>): FileRecord[] {
+    this.#counts.clear();
     return this.#db.transaction(() => {
       let { sequence } = this.folder(folder);
       const stored = changed.map((record) => {
@@ -304,6 +308,9 @@ export class IndexDb {
   }
 
   counts(folder: string, device = LOCAL): FolderCounts {
+    const key = `${folder}\0${device}`;
+    const known = this.#counts.get(key);
+    if (known) return { ...known };
     const counts: FolderCounts = { files: 0, directories: 0, symlinks: 0, deleted: 0, bytes: 0 };
     for (const row of this.#statements.counts.all(folder, device)) {
       if (row.deleted) counts.deleted += row.count;
@@ -314,6 +321,7 @@ export class IndexDb {
         counts.bytes += row.bytes;
       }
     }
+    this.#counts.set(key, { ...counts });
     return counts;
   }
 
@@ -335,6 +343,7 @@ export class IndexDb {
    * keep), as a device's new index ID or its reset asks.
    */
   resetRemote(folder: string, device: string, indexId: bigint): void {
+    this.#counts.clear();
     this.#db.transaction(() => {
       this.#statements.dropDeviceFiles.run(folder, device);
       if (indexId === 0n) this.#statements.dropRemoteIndex.run(folder, device);
@@ -347,6 +356,7 @@ export class IndexDb {
    * adds to it), with the highest sequence seen, in one transaction.
    */
   putRemote(folder: string, device: string, records: FileRecord[], replace: boolean): void {
+    this.#counts.clear();
     this.#db.transaction(() => {
       const known = this.remoteIndex(folder, device);
       if (replace) this.#statements.dropDeviceFiles.run(folder, device);
@@ -427,6 +437,7 @@ export class IndexDb {
 
   /** Erases a folder's index, its index ID included: the next scan makes a new one. */
   drop(folder: string): void {
+    this.#counts.clear();
     this.#db.transaction(() => {
       this.#statements.dropFiles.run(folder);
       this.#statements.dropRemoteIndexes.run(folder);

@@ -56,7 +56,7 @@ const BATCH_JOBS = 64;
  */
 export class HasherPool {
   readonly #size: number;
-  readonly #threads = new Map<Worker, Map<number, Pending>>();
+  readonly #threads = new Map<Worker, Assigned>();
   readonly #queue: Pending[] = [];
   #nextId = 1;
   #closed = false;
@@ -114,7 +114,8 @@ export class HasherPool {
     const closed = new Error('the hasher closed');
     for (const pending of this.#queue.splice(0)) pending.reject(closed);
     const threads = [...this.#threads.keys()];
-    for (const jobs of this.#threads.values()) for (const pending of jobs.values()) pending.reject(closed);
+    for (const { jobs } of this.#threads.values())
+      for (const pending of jobs.values()) pending.reject(closed);
     this.#threads.clear();
     await Promise.all(threads.map((thread) => thread.terminate()));
   }
@@ -123,8 +124,8 @@ export class HasherPool {
     while (this.#queue.length > 0 && !this.#closed) {
       const thread = this.#leastBusy();
       if (!thread) return;
-      const jobs = this.#threads.get(thread) as Map<number, Pending>;
-      let room = QUEUED_BYTES_PER_THREAD - queuedBytes(jobs);
+      const assigned = this.#threads.get(thread) as Assigned;
+      let room = QUEUED_BYTES_PER_THREAD - assigned.bytes;
       const batch: Pending[] = [];
       let batchBytes = 0;
       // At least one job however large; then more while they fit the batch and the thread's room.
@@ -135,7 +136,8 @@ export class HasherPool {
         batchBytes += size;
         room -= size;
       }
-      for (const pending of batch) jobs.set(pending.job.id, pending);
+      for (const pending of batch) assigned.jobs.set(pending.job.id, pending);
+      assigned.bytes += batchBytes;
       thread.postMessage(batch.map((pending) => pending.job));
     }
   }
@@ -145,8 +147,7 @@ export class HasherPool {
   #leastBusy(): Worker | undefined {
     let best: Worker | undefined;
     let least = QUEUED_BYTES_PER_THREAD;
-    for (const [thread, jobs] of this.#threads) {
-      const bytes = queuedBytes(jobs);
+    for (const [thread, { jobs, bytes }] of this.#threads) {
       if (bytes < least || (jobs.size === 0 && best === undefined)) {
         best = thread;
         least = bytes;
@@ -175,13 +176,22 @@ export class HasherPool {
       ? new Worker(sourceBootstrap(), { eval: true, stdout: false, stderr: false })
       : new Worker(threadEntry, { stdout: false, stderr: false });
     thread.unref();
-    const jobs = new Map<number, Pending>();
-    this.#threads.set(thread, jobs);
+    const assigned: Assigned = { jobs: new Map(), bytes: 0 };
+    const { jobs } = assigned;
+    this.#threads.set(thread, assigned);
     thread.on('message', (results: HashResult[]) => {
+      const answered: Array<[Pending, HashResult]> = [];
       for (const result of results) {
         const pending = jobs.get(result.id);
         if (!pending) continue;
         jobs.delete(result.id);
+        assigned.bytes -= pending.job.length;
+        answered.push([pending, result]);
+      }
+      // The thread gets its next work before anything waits on these results: what they start on this
+      // thread (recording files) must not leave the hashing threads idle meanwhile.
+      if (!this.#closed) this.#next();
+      for (const [pending, result] of answered) {
         if ('error' in result) pending.reject(new HashError(result.error, result.code));
         else
           pending.resolve(
@@ -191,8 +201,6 @@ export class HasherPool {
             })),
           );
       }
-      // Not at once: what is asked for in this turn of the event loop goes out in one message.
-      if (!this.#closed) this.#schedule();
       this.#idleTimer(thread, jobs);
     });
     const lost = (error: Error) => {
@@ -201,6 +209,7 @@ export class HasherPool {
         pending.reject(new HashError(`the hashing thread failed: ${error.message}`, 'ETHREAD'));
       }
       jobs.clear();
+      assigned.bytes = 0;
       if (!this.#closed) this.#next();
     };
     thread.on('error', lost);
@@ -210,8 +219,9 @@ export class HasherPool {
   }
 }
 
-function queuedBytes(jobs: Map<number, Pending>): number {
-  let bytes = 0;
-  for (const pending of jobs.values()) bytes += pending.job.length;
-  return bytes;
+/** What a thread was given and has not answered yet. */
+interface Assigned {
+  jobs: Map<number, Pending>;
+  /** The bytes those jobs read. */
+  bytes: number;
 }

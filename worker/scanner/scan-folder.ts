@@ -46,7 +46,9 @@ export interface ScanOptions {
 
 // Records written per transaction: a crash loses at most a batch of work, never the index.
 const BATCH = 500;
-// Files the walk runs ahead of their hashing, at most.
+// Files walked before their hashing begins: the walk finds the large files of a window before the
+// threads start on its small ones, so that the threads hash the large files while this thread records
+// the small ones (in walk order, a large file found last was hashed after everything else was recorded).
 const WINDOW = 4096;
 
 /**
@@ -145,7 +147,20 @@ export async function scanFolder(options: ScanOptions): Promise<ScanResult> {
       previous,
     );
   };
-  let window: Array<Promise<void>> = [];
+  // A window of walked files is hashed while the next is walked; never more than two at once.
+  let walked: Array<{ entry: DiskEntry; previous: FileSummary | undefined }> = [];
+  const hashing: Array<Promise<unknown>> = [];
+  const dispatch = async () => {
+    hashing.push(
+      Promise.all(
+        walked.map(({ entry, previous }) =>
+          hashed(entry, previous).then((outcome) => settle(entry, previous, outcome)),
+        ),
+      ),
+    );
+    walked = [];
+    if (hashing.length > 1) await hashing.shift();
+  };
 
   const walking = walk(folder.path, {
     under: options.under,
@@ -154,22 +169,22 @@ export async function scanFolder(options: ScanOptions): Promise<ScanResult> {
     unreadable,
     ignores,
   });
-  for await (const entry of walking) {
-    if (options.signal?.aborted) break;
-    seen.add(entry.name);
-    const previous = known.get(entry.name);
-    if (previous && unchanged(previous, entry, folder)) continue;
-    if (entry.type !== 'file') {
-      settle(entry, previous);
-      continue;
-    }
-    window.push(hashed(entry, previous).then((outcome) => settle(entry, previous, outcome)));
-    if (window.length >= WINDOW) {
-      await Promise.all(window);
-      window = [];
+  walking: for await (const entries of walking) {
+    for (const entry of entries) {
+      if (options.signal?.aborted) break walking;
+      seen.add(entry.name);
+      const previous = known.get(entry.name);
+      if (previous && unchanged(previous, entry, folder)) continue;
+      if (entry.type !== 'file') {
+        settle(entry, previous);
+        continue;
+      }
+      walked.push({ entry, previous });
+      if (walked.length >= WINDOW) await dispatch();
     }
   }
-  await Promise.all(window);
+  await dispatch();
+  await Promise.all(hashing);
 
   // What the index has, in scope, that the walk did not see is gone, unless it sits in a folder that
   // could not be read (unknown, not deleted) or the scan was stopped.

@@ -1,5 +1,4 @@
-import { lstatSync, readlinkSync } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import { lstatSync, readdirSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FileRecord, FileType } from '../index-db/file-record.ts';
 import type { Ignores } from './ignores.ts';
@@ -22,30 +21,50 @@ const isTemporary = (base: string) => base.startsWith('.syncthing.') && base.end
 
 /**
  * Walks a folder's tree, or the subtrees `under` names, depth first, in name order, never following
- * symlinks (so a symlink loop is just a symlink). Yields each file, directory and symlink; what cannot
- * be read (permission denied, a name that is not valid UTF-8, an entry gone mid-walk) goes to
- * `problems`, and the folders it could not read go to `unreadable` (their contents are unknown, not
- * deleted).
+ * symlinks (so a symlink loop is just a symlink). Yields each file, directory and symlink, in slices of
+ * a few milliseconds; what cannot be read (permission denied, a name that is not valid UTF-8, an entry
+ * gone mid-walk) goes to `problems`, and the folders it could not read go to `unreadable` (their
+ * contents are unknown, not deleted).
  */
 export async function* walk(
   root: string,
   options: WalkOptions & { under?: string[]; markerName?: string },
-): AsyncGenerator<DiskEntry> {
+): AsyncGenerator<DiskEntry[]> {
   const internal = new Set([...INTERNAL_ROOT_NAMES, options.markerName ?? '.stfolder']);
   const starts = options.under && options.under.length > 0 ? options.under : [''];
-  for (const start of starts) {
-    if (start !== '') {
-      const base = start.slice(start.lastIndexOf('/') + 1);
-      if ((!start.includes('/') && internal.has(start)) || isTemporary(base)) continue;
-      const ignored = options.ignores?.ignored(start) ?? false;
-      if (ignored && !options.ignores?.hasIncludes) continue;
-      const entry = await entryOf(root, start, options.problems);
-      if (!entry) continue;
-      if (!ignored) yield entry;
-      if (entry.type !== 'directory') continue;
+  const { ignores } = options;
+  // Names still to visit, the next one last: a directory's listing goes on top of its later siblings.
+  const stack: string[] = [];
+  for (const start of [...starts].reverse()) {
+    if (start === '') {
+      pushListing(stack, root, '', internal, options);
+      continue;
     }
-    yield* walkDirectory(root, start, internal, options);
+    const base = start.slice(start.lastIndexOf('/') + 1);
+    if ((!start.includes('/') && internal.has(start)) || isTemporary(base)) continue;
+    stack.push(start);
   }
+  // The file system is asked synchronously, in slices of SLICE_MS with the event loop let go between
+  // them: much faster than a promise per file, and HTTP and heartbeats still get their turn every few
+  // milliseconds (a slow network file system costs one call more per slice at most).
+  let slice: DiskEntry[] = [];
+  let sliceStarted = performance.now();
+  for (let name = stack.pop(); name !== undefined; name = stack.pop()) {
+    const ignored = ignores?.ignored(name) ?? false;
+    // An ignored directory is not entered, unless a ! pattern may take something below it.
+    if (ignored && !ignores?.hasIncludes) continue;
+    const entry = entryOf(root, name, options.problems);
+    if (!entry) continue;
+    if (!ignored) slice.push(entry);
+    if (entry.type === 'directory') pushListing(stack, root, name, internal, options);
+    if (performance.now() - sliceStarted > SLICE_MS) {
+      yield slice;
+      slice = [];
+      await new Promise((resolve) => setImmediate(resolve));
+      sliceStarted = performance.now();
+    }
+  }
+  if (slice.length > 0) yield slice;
 }
 
 interface WalkOptions {
@@ -55,58 +74,54 @@ interface WalkOptions {
   ignores?: Ignores;
 }
 
-async function* walkDirectory(
+const SLICE_MS = 2;
+
+// Puts a directory's names on the stack, the first in name order on top; leaves out the folder's own
+// files (at its root) and temporary files.
+function pushListing(
+  stack: string[],
   root: string,
   relative: string,
   internal: ReadonlySet<string>,
   options: WalkOptions,
-): AsyncGenerator<DiskEntry> {
-  let names: Buffer[];
+): void {
+  const directory = join(root, relative);
+  let names: string[];
   try {
-    names = await readdir(join(root, relative), { encoding: 'buffer' });
+    names = readdirSync(directory);
+    // A name that is not valid UTF-8 reads as one with U+FFFD in it: only then are the raw bytes asked
+    // for (a Buffer per name of every directory cost more than the rest of the listing).
+    if (names.some((name) => name.includes('\uFFFD'))) names = validNames(directory, relative, options);
   } catch (error) {
     options.unreadable.add(relative);
     options.problems.push({ name: relative || '.', error: describe(error) });
     return;
   }
-  const decoded: string[] = [];
-  for (const raw of names) {
-    const name = raw.toString('utf8');
-    const full = relative === '' ? name : `${relative}/${name}`;
-    if (!Buffer.from(name, 'utf8').equals(raw)) {
-      options.problems.push({
-        name: full,
-        error: 'the name is not valid UTF-8, so it cannot be synchronized',
-      });
-      continue;
-    }
+  const kept: string[] = [];
+  for (const name of names) {
     if ((relative === '' && internal.has(name)) || isTemporary(name)) continue;
-    decoded.push(full);
+    kept.push(relative === '' ? name : `${relative}/${name}`);
   }
-  decoded.sort();
-  const { ignores } = options;
-  for (const name of decoded) {
-    const ignored = ignores?.ignored(name) ?? false;
-    if (ignored && !ignores?.hasIncludes) continue;
-    const entry = await entryOf(root, name, options.problems);
-    if (!entry) continue;
-    if (!ignored) yield entry;
-    if (entry.type === 'directory') yield* walkDirectory(root, name, internal, options);
-  }
+  kept.sort();
+  for (let i = kept.length - 1; i >= 0; i--) stack.push(kept[i] as string);
 }
 
-// The file system is asked synchronously, in slices of this many milliseconds with the event loop
-// let go between them: much faster than a promise per file, and HTTP and heartbeats still get their
-// turn every few milliseconds (a slow network file system costs one call more per slice at most).
-const SLICE_MS = 2;
-let sliceStarted = 0;
-
-async function entryOf(root: string, name: string, problems: WalkProblem[]): Promise<DiskEntry | undefined> {
-  const now = performance.now();
-  if (now - sliceStarted > SLICE_MS) {
-    await new Promise((resolve) => setImmediate(resolve));
-    sliceStarted = performance.now();
+// The names of a directory that are valid UTF-8; the others reported as problems.
+function validNames(directory: string, relative: string, options: WalkOptions): string[] {
+  const valid: string[] = [];
+  for (const raw of readdirSync(directory, { encoding: 'buffer' })) {
+    const name = raw.toString('utf8');
+    if (Buffer.from(name, 'utf8').equals(raw)) valid.push(name);
+    else
+      options.problems.push({
+        name: relative === '' ? name : `${relative}/${name}`,
+        error: 'the name is not valid UTF-8, so it cannot be synchronized',
+      });
   }
+  return valid;
+}
+
+function entryOf(root: string, name: string, problems: WalkProblem[]): DiskEntry | undefined {
   const path = join(root, name);
   try {
     const stats = lstatSync(path, { bigint: true });
