@@ -32,7 +32,10 @@ export const syncd: Target = {
     const home = await mkdtemp(join(tmpdir(), 'syncd-bench-'));
     const port = await getPort({ host: '127.0.0.1' });
     // What npm start runs.
-    return launch(process.execPath, [...(process.env.PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof/cpu'] : []), syncdBin, 'serve'], port, home, {
+    // SYNCD_BENCH_PROFILE=DIR: CPU profiles of the supervisor, the worker and its threads, in DIR.
+    const profile = process.env.SYNCD_BENCH_PROFILE;
+    const flags = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [];
+    return launch(process.execPath, [...flags, syncdBin, 'serve'], port, home, {
       SYNCD_HOME: home,
       SYNCD_ADDRESS: `127.0.0.1:${port}`,
       SYNCD_SYNC_ADDRESS: 'tcp://127.0.0.1:0',
