@@ -92,8 +92,9 @@ export async function scanFolder(options: ScanOptions): Promise<ScanResult> {
     if (pending.length >= BATCH) flush();
   };
   // A name never indexed starts a new vector: no need to ask the index for an old one.
+  const now = BigInt(Math.floor(Date.now() / 1000));
   const versionOf = (name: string) =>
-    bumpVersion(known.has(name) ? (db.file(folder.id, name)?.version ?? []) : [], shortId);
+    bumpVersion(known.has(name) ? (db.file(folder.id, name)?.version ?? []) : [], shortId, now);
 
   // Hashing runs ahead of recording: at most IN_FLIGHT files at once, recorded in walk order.
   let hashTotal = 0;
@@ -133,9 +134,16 @@ export async function scanFolder(options: ScanOptions): Promise<ScanResult> {
       return;
     }
     if (outcome === 'failed') return;
+    // Every field named: a spread of the entry made each record a slow object.
     record(
       {
-        ...entry,
+        name: entry.name,
+        type: entry.type,
+        size: entry.size,
+        permissions: entry.permissions,
+        modifiedS: entry.modifiedS,
+        modifiedNs: entry.modifiedNs,
+        symlinkTarget: entry.symlinkTarget,
         modifiedBy: shortId,
         deleted: false,
         invalid: false,
