@@ -1,5 +1,5 @@
 import { create } from '@bufbuild/protobuf';
-import { FILE_TYPES, type FileRecord, type FileType } from '../index-db/file-record.ts';
+import { FILE_TYPES, type FileRecord, type FileType, isInvalid } from '../index-db/file-record.ts';
 import { MAX_BLOCK_SIZE, MIN_BLOCK_SIZE } from '../scanner/blocks.ts';
 import { type FileInfo, FileInfoSchema, FileInfoType } from './bep_pb.ts';
 
@@ -14,9 +14,13 @@ export function toFileInfo(record: FileRecord): FileInfo {
     modifiedNs: record.modifiedNs,
     modifiedBy: record.modifiedBy,
     deleted: record.deleted,
-    invalid: record.invalid,
+    invalid: isInvalid(record),
     noPermissions: record.noPermissions,
-    version: { counters: record.version.map(({ id, value }) => ({ id, value })) },
+    // A change kept on a receive-only folder must never become another device's global version, so it
+    // goes without one (as Syncthing's prepareFileInfoForIndex sends it).
+    version: {
+      counters: record.receiveOnlyChanged ? [] : record.version.map(({ id, value }) => ({ id, value })),
+    },
     sequence: BigInt(record.sequence),
     blockSize: record.blockSize,
     blocks: record.blocks.map((block) => ({

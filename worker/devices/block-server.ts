@@ -6,6 +6,7 @@ import type { Configuration } from '../../shared/config/defaults.ts';
 import { ErrorCode, type Response, ResponseSchema } from '../bep/bep_pb.ts';
 import { nameProblem } from '../bep/file-info.ts';
 import type { MessageOf } from '../bep/messages.ts';
+import { isInvalid } from '../index-db/file-record.ts';
 import type { IndexDb } from '../index-db/index-db.ts';
 import { adler32 } from '../scanner/adler32.ts';
 import { MAX_BLOCK_SIZE } from '../scanner/blocks.ts';
@@ -50,7 +51,7 @@ export class BlockServer {
     }
     const record = this.#db.file(folder.id, request.name);
     if (!record || record.deleted || record.type !== 'file') return reply(ErrorCode.NO_SUCH_FILE);
-    if (record.invalid) return reply(ErrorCode.INVALID_FILE);
+    if (isInvalid(record)) return reply(ErrorCode.INVALID_FILE);
     const paths = [join(folder.path, request.name)];
     if (request.fromTemporary) paths.unshift(join(folder.path, temporaryName(request.name)));
     // However many requests devices send at once, only so many bytes are read into memory at a time.

@@ -12,6 +12,7 @@ import { IGNORE_FILE, Ignores } from '../scanner/ignores.ts';
 import { scanFolder } from '../scanner/scan-folder.ts';
 import type { WalkProblem } from '../scanner/walk.ts';
 import { folderSummary } from './folder-summary.ts';
+import { type FolderChange, overrideRemoteChanges, revertLocalChanges } from '../sync/folder-types.ts';
 
 /** Syncthing's folder states (st:lib/model/folderstate.go), as far as a folder without peers has them. */
 export type FolderState = 'idle' | 'scan-waiting' | 'scanning' | 'syncing' | 'error' | 'paused';
@@ -70,6 +71,8 @@ export class FolderRunner {
   #lastScan: Date | undefined;
   #lastFile: { name: string; deleted: boolean; at: Date } | undefined;
   #pullProblems: WalkProblem[] = [];
+  // Overrides and reverts asked for: run between scans and pulls, never during one.
+  #changes: PendingChange[] = [];
 
   constructor(config: FolderConfiguration, options: FolderRunnerOptions) {
     this.#config = config;
@@ -197,8 +200,11 @@ export class FolderRunner {
     try {
       // Scans and pulls take turns, never at once: a scan must never take a file being pulled for a
       // local change.
-      while ((this.#wanted || this.#pullWanted) && !this.#stopped) {
-        if (this.#wanted) {
+      while ((this.#wanted || this.#pullWanted || this.#changes.length > 0) && !this.#stopped) {
+        const change = this.#changes.shift();
+        if (change) {
+          await this.#changeOnce(change);
+        } else if (this.#wanted) {
           const { subs, waiters } = this.#wanted;
           this.#wanted = undefined;
           await this.#scanOnce(subs === 'all' ? undefined : [...subs]);
@@ -227,7 +233,7 @@ export class FolderRunner {
     }
     this.#error = undefined;
     this.#setState('scanning');
-    const folder = { ...this.#config, path: this.path };
+    const folder = { ...this.#config, path: this.path, receiveOnly: this.#config.type === 'receiveonly' };
     const firstScan = db.folder(folder.id).sequence === 0;
     const started = Date.now();
     let lastProgress = 0;
@@ -300,6 +306,61 @@ export class FolderRunner {
     }
     this.#scheduleRescan();
     this.#watch();
+  }
+
+  /**
+   * Syncthing's override of a send-only folder: this device's versions made newer than everyone's, sent
+   * to the others. Resolves once recorded.
+   */
+  override(): Promise<void> {
+    const { db, shortId } = this.#options;
+    return this.#change(async () => overrideRemoteChanges(db, this.id, shortId));
+  }
+
+  /**
+   * Syncthing's revert of a receive-only folder: the changes kept here given up for the others'
+   * versions, which the pull that follows brings. Resolves once recorded.
+   */
+  revert(): Promise<void> {
+    const { db, shortId } = this.#options;
+    const { id, ignorePerms } = this.#config;
+    return this.#change(() => revertLocalChanges(db, { id, path: this.path, ignorePerms }, shortId));
+  }
+
+  #change(make: () => Promise<FolderChange>): Promise<void> {
+    if (this.#stopped) return Promise.reject(new Error(`folder ${this.id} is stopping`));
+    return new Promise((resolve, reject) => {
+      this.#changes.push({ make, done: (error) => (error ? reject(error) : resolve()) });
+      this.#running ??= this.#run();
+    });
+  }
+
+  async #changeOnce(change: PendingChange): Promise<void> {
+    const { db, events, logger } = this.#options;
+    this.#setState('scanning');
+    try {
+      const { records, problems } = await change.make();
+      if (records.length > 0) {
+        const written = db.update(this.id, records);
+        const last = written.at(-1);
+        events.log('LocalIndexUpdated', {
+          folder: this.id,
+          items: written.length,
+          filenames: written.slice(0, 100).map((record) => record.name),
+          sequence: last?.sequence ?? 0,
+          version: last?.sequence ?? 0,
+        });
+        this.#options.onLocalUpdate?.(this.id, written);
+      }
+      for (const p of problems)
+        logger.warn({ folder: this.id, path: p.name }, `folder ${this.id}: ${p.name}: ${p.error}`);
+      change.done();
+    } catch (error) {
+      change.done(error as Error);
+    }
+    this.#setState('idle');
+    events.log('FolderSummary', { folder: this.id, summary: folderSummary(this, db) });
+    if (db.hasRemote(this.id)) this.pullSoon();
   }
 
   async #pullOnce(): Promise<void> {
@@ -440,6 +501,11 @@ export class FolderRunner {
     this.#watchTimer = undefined;
     this.#watched.clear();
   }
+}
+
+interface PendingChange {
+  make: () => Promise<FolderChange>;
+  done: (error?: Error) => void;
 }
 
 function inside(name: string, sub: string): boolean {

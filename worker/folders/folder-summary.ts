@@ -20,6 +20,8 @@ export function folderSummary(folder: FolderRunner, db: IndexDb) {
   const shared = db.hasRemote(folder.id) ? folderNeed(db, folder.id) : undefined;
   const global = shared?.global ?? { ...counts, bytes };
   const need = shared?.need ?? { files: 0, directories: 0, symlinks: 0, deleted: 0, bytes: 0 };
+  // Changes kept on a receive-only folder (what a revert would give up), counted apart.
+  const kept = db.counts(folder.id, undefined, true);
   return {
     errors: folder.problems.length,
     globalBytes: global.bytes,
@@ -45,6 +47,12 @@ export function folderSummary(folder: FolderRunner, db: IndexDb) {
     needSymlinks: need.symlinks,
     needTotalItems: need.files + need.directories + need.symlinks + need.deleted,
     pullErrors: folder.pullProblems,
+    receiveOnlyChangedBytes: countedBytes(kept),
+    receiveOnlyChangedDeletes: kept.deleted,
+    receiveOnlyChangedDirectories: kept.directories,
+    receiveOnlyChangedFiles: kept.files,
+    receiveOnlyChangedSymlinks: kept.symlinks,
+    receiveOnlyTotalItems: kept.files + kept.directories + kept.symlinks + kept.deleted,
     sequence,
     state: folder.state,
     stateChanged: folder.stateChanged.toISOString(),

@@ -37,6 +37,25 @@ export interface FileRecord {
   blockSize: number;
   blocks: Block[];
   symlinkTarget: string;
+  /**
+   * A change made here on a receive-only folder (Syncthing's FlagLocalReceiveOnly): kept, but never
+   * a version other devices take; offered as invalid, without a version, and undone by a revert.
+   */
+  receiveOnlyChanged?: boolean;
+}
+
+/** A record as written: the index gives it its sequence. */
+export function withoutSequence(record: FileRecord): Omit<FileRecord, 'sequence'> {
+  const { sequence: _sequence, ...rest } = record;
+  return rest;
+}
+
+/**
+ * Whether a record takes no part in the global version while a valid one exists: one a device marks
+ * invalid (ignored there), or a change kept on a receive-only folder (Syncthing's IsInvalid).
+ */
+export function isInvalid(record: Pick<FileRecord, 'invalid' | 'receiveOnlyChanged'>): boolean {
+  return record.invalid || record.receiveOnlyChanged === true;
 }
 
 /**

@@ -73,6 +73,11 @@ const MIGRATIONS: string[][] = [
        last_connection_duration REAL NOT NULL
      ) WITHOUT ROWID`,
   ],
+  [
+    // Syncthing's local flags of a record: 8 (FlagLocalReceiveOnly) for a change made on a
+    // receive-only folder, kept here and never offered to other devices as a version.
+    'ALTER TABLE files ADD COLUMN local_flags INTEGER NOT NULL DEFAULT 0',
+  ],
 ];
 export const SCHEMA_VERSION = MIGRATIONS.length;
 // What identifies the file as ours: SQLite's application_id ("sync" in ASCII).
@@ -96,6 +101,7 @@ interface FileRow {
   block_size: number;
   blocks: Buffer;
   symlink_target: string;
+  local_flags: number;
 }
 
 type SummaryRow = Pick<
@@ -110,6 +116,7 @@ type SummaryRow = Pick<
   | 'invalid'
   | 'block_size'
   | 'symlink_target'
+  | 'local_flags'
 >;
 
 /** What a scan compares a file on disk with: a record without its blocks and version. */
@@ -124,6 +131,7 @@ export type FileSummary = Pick<
   | 'invalid'
   | 'blockSize'
   | 'symlinkTarget'
+  | 'receiveOnlyChanged'
 >;
 
 /** Syncthing's GET /rest/stats/device entry of a device. */
@@ -147,6 +155,9 @@ export interface FolderCounts {
   deleted: number;
   bytes: number;
 }
+
+/** Syncthing's FlagLocalReceiveOnly. */
+const RECEIVE_ONLY_FLAG = 8;
 
 /**
  * The index database: SQLite in WAL mode, one file in the home, opened by the worker that holds the
@@ -177,16 +188,20 @@ export class IndexDb {
       ),
       put: db.prepare(
         `INSERT OR REPLACE INTO files (folder, device, name, type, size, permissions, modified_s, modified_ns,
-           modified_by, deleted, invalid, no_permissions, version, sequence, block_size, blocks, symlink_target)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           modified_by, deleted, invalid, no_permissions, version, sequence, block_size, blocks, symlink_target,
+           local_flags)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
-      counts: db.prepare<[string, string], { type: number; deleted: number; count: number; bytes: number }>(
+      counts: db.prepare<
+        [string, string, number],
+        { type: number; deleted: number; count: number; bytes: number }
+      >(
         `SELECT type, deleted, COUNT(*) AS count, SUM(size) AS bytes FROM files
-         WHERE folder = ? AND device = ? AND invalid = 0 GROUP BY type, deleted`,
+         WHERE folder = ? AND device = ? AND invalid = 0 AND local_flags = ? GROUP BY type, deleted`,
       ),
       summaries: db.prepare<[string, string], SummaryRow>(
         `SELECT name, type, size, permissions, modified_s, modified_ns, deleted, invalid, block_size,
-           symlink_target
+           symlink_target, local_flags
          FROM files WHERE folder = ? AND device = ?`,
       ),
       folderIds: db.prepare<[], { folder: string }>(
@@ -227,6 +242,7 @@ export class IndexDb {
         'SELECT * FROM files WHERE folder = ? AND device = ? AND sequence > ? ORDER BY sequence LIMIT ?',
       ),
       dropFiles: db.prepare('DELETE FROM files WHERE folder = ?'),
+      forget: db.prepare<[string, string]>(`DELETE FROM files WHERE folder = ? AND device = '' AND name = ?`),
       dropRemoteIndexes: db.prepare('DELETE FROM remote_indexes WHERE folder = ?'),
     };
   }
@@ -307,12 +323,17 @@ export class IndexDb {
     })();
   }
 
-  counts(folder: string, device = LOCAL): FolderCounts {
-    const key = `${folder}\0${device}`;
+  /**
+   * The folder's records of the device by kind, as Syncthing counts them: those without flags, or (with
+   * `receiveOnlyChanged`) this device's changes kept on a receive-only folder. Ignored ones are in neither.
+   */
+  counts(folder: string, device = LOCAL, receiveOnlyChanged = false): FolderCounts {
+    const key = `${folder}\0${device}\0${receiveOnlyChanged}`;
     const known = this.#counts.get(key);
     if (known) return { ...known };
     const counts: FolderCounts = { files: 0, directories: 0, symlinks: 0, deleted: 0, bytes: 0 };
-    for (const row of this.#statements.counts.all(folder, device)) {
+    const flags = receiveOnlyChanged ? RECEIVE_ONLY_FLAG : 0;
+    for (const row of this.#statements.counts.all(folder, device, flags)) {
       if (row.deleted) counts.deleted += row.count;
       else if (row.type === FILE_TYPES.directory) counts.directories += row.count;
       else if (row.type === FILE_TYPES.symlink) counts.symlinks += row.count;
@@ -435,6 +456,17 @@ export class IndexDb {
     return this.#statements.dropPendingDevice.run(device).changes > 0;
   }
 
+  /**
+   * Removes this device's records of these names without a trace (no deletion recorded): for what
+   * never was anything but a change kept on a receive-only folder.
+   */
+  forget(folder: string, names: string[]): void {
+    this.#counts.clear();
+    this.#db.transaction(() => {
+      for (const name of names) this.#statements.forget.run(folder, name);
+    })();
+  }
+
   /** Erases a folder's index, its index ID included: the next scan makes a new one. */
   drop(folder: string): void {
     this.#counts.clear();
@@ -538,6 +570,7 @@ function summaryOf(row: SummaryRow): FileSummary {
     invalid: row.invalid === 1,
     blockSize: row.block_size,
     symlinkTarget: row.symlink_target,
+    ...(row.local_flags & RECEIVE_ONLY_FLAG ? { receiveOnlyChanged: true } : {}),
   };
 }
 
@@ -578,5 +611,6 @@ function toRow(folder: string, device: string, record: FileRecord) {
     record.blockSize,
     packBlocks(record.blocks),
     record.symlinkTarget,
+    record.receiveOnlyChanged ? RECEIVE_ONLY_FLAG : 0,
   ] as const;
 }

@@ -1,4 +1,4 @@
-import type { Counter, FileRecord } from './file-record.ts';
+import { type Counter, type FileRecord, isInvalid } from './file-record.ts';
 
 /**
  * How version vector `a` stands to `b`, as Syncthing orders them (lib/protocol/vector.go): one
@@ -47,7 +47,7 @@ export function compareVersions(a: readonly Counter[], b: readonly Counter[]): O
  * concurrent-greater.
  */
 export function winsConflict(a: FileRecord, b: FileRecord): boolean {
-  if (a.invalid !== b.invalid) return b.invalid;
+  if (isInvalid(a) !== isInvalid(b)) return isInvalid(b);
   if (a.deleted !== b.deleted) return b.deleted;
   if (a.modifiedS !== b.modifiedS) return a.modifiedS > b.modifiedS;
   if (a.modifiedNs !== b.modifiedNs) return a.modifiedNs > b.modifiedNs;
@@ -69,7 +69,7 @@ export function newer(a: FileRecord, b: FileRecord): boolean {
 export function globalVersion<T extends { device: string; record: FileRecord }>(
   entries: readonly T[],
 ): { global: T; holders: string[] } | undefined {
-  const valid = entries.filter((entry) => !entry.record.invalid);
+  const valid = entries.filter((entry) => !isInvalid(entry.record));
   const candidates = valid.length > 0 ? valid : entries;
   let global: T | undefined;
   for (const entry of candidates) if (!global || newer(entry.record, global.record)) global = entry;
@@ -79,4 +79,23 @@ export function globalVersion<T extends { device: string; record: FileRecord }>(
     .filter((entry) => compareVersions(entry.record.version, winner.record.version) === 'equal')
     .map((entry) => entry.device);
   return { global: winner, holders };
+}
+
+/** Same type, size, blocks and (unless ignored) permissions: nothing on disk needs to change. */
+export function equivalent(a: FileRecord, b: FileRecord, ignorePerms: boolean): boolean {
+  if (a.type !== b.type || a.deleted !== b.deleted || a.size !== b.size) return false;
+  if (
+    !ignorePerms &&
+    !a.noPermissions &&
+    !b.noPermissions &&
+    (a.permissions & 0o777) !== (b.permissions & 0o777)
+  ) {
+    return false;
+  }
+  if (a.type === 'symlink') return a.symlinkTarget === b.symlinkTarget;
+  if (a.type === 'directory') return true;
+  return (
+    a.blocks.length === b.blocks.length &&
+    a.blocks.every((block, i) => block.hash.equals(b.blocks[i]?.hash ?? Buffer.alloc(0)))
+  );
 }

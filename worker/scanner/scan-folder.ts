@@ -1,6 +1,7 @@
 import { join } from 'node:path';
-import { bumpVersion, type FileRecord } from '../index-db/file-record.ts';
-import type { FileSummary, IndexDb } from '../index-db/index-db.ts';
+import { bumpVersion, type FileRecord, isInvalid, withoutSequence } from '../index-db/file-record.ts';
+import { type FileSummary, type IndexDb, LOCAL } from '../index-db/index-db.ts';
+import { equivalent, globalVersion } from '../index-db/versions.ts';
 import { blockSizeFor } from './blocks.ts';
 import { Ignores } from './ignores.ts';
 import { type HasherPool, HashError } from './hasher-pool.ts';
@@ -12,6 +13,11 @@ export interface ScanTarget {
   markerName: string;
   ignorePerms: boolean;
   modTimeWindowS: number;
+  /**
+   * A receive-only folder: what changes here is kept as a change of this device alone (Syncthing's
+   * FlagLocalReceiveOnly), never a version others take, unless it is what the others have already.
+   */
+  receiveOnly?: boolean;
 }
 
 export interface ScanChange {
@@ -69,14 +75,22 @@ export async function scanFolder(options: ScanOptions): Promise<ScanResult> {
   const seen = new Set<string>();
   const result: ScanResult = { written: 0, changes: [], problems, ignores };
   let pending: Array<Omit<FileRecord, 'sequence'>> = [];
+  // Local additions of a receive-only folder deleted again, that no other device has: forgotten.
+  const removed: string[] = [];
   const flush = () => {
+    if (removed.length > 0) db.forget(folder.id, removed.splice(0));
     if (pending.length === 0) return;
     const written = db.update(folder.id, pending);
     pending = [];
     result.written += written.length;
     options.onBatch?.(written);
   };
-  const record = (next: Omit<FileRecord, 'sequence'>, previous: FileSummary | undefined) => {
+  const record = (scanned: Omit<FileRecord, 'sequence'>, previous: FileSummary | undefined) => {
+    const next = folder.receiveOnly ? receiveOnlyRecord(db, folder, scanned, previous) : scanned;
+    if (next === 'forget') {
+      removed.push(scanned.name);
+      return;
+    }
     result.changes.push({
       name: next.name,
       type: next.type,
@@ -182,7 +196,9 @@ export async function scanFolder(options: ScanOptions): Promise<ScanResult> {
       if (options.signal?.aborted) break walking;
       seen.add(entry.name);
       const previous = known.get(entry.name);
-      if (previous && unchanged(previous, entry, folder)) continue;
+      // A change kept while the folder was receive-only is offered once it no longer is.
+      const unflag = previous?.receiveOnlyChanged === true && !folder.receiveOnly;
+      if (previous && !unflag && unchanged(previous, entry, folder)) continue;
       if (entry.type !== 'file') {
         settle(entry, previous);
         continue;
@@ -254,4 +270,43 @@ function scopeTest(under: string[] | undefined): (name: string) => boolean {
 function underAny(name: string, folders: ReadonlySet<string>): boolean {
   for (const folder of folders) if (folder === '' || name.startsWith(`${folder}/`)) return true;
   return false;
+}
+
+/**
+ * A change found on a receive-only folder, as Syncthing records it: marked as this device's alone,
+ * unless it is what the other devices have (then their version is taken, and nothing is kept apart); a
+ * deletion of a change that was only here is forgotten; a deletion of a change kept here goes without a
+ * version, so that the next pull brings the others' version back.
+ */
+function receiveOnlyRecord(
+  db: IndexDb,
+  folder: ScanTarget,
+  scanned: Omit<FileRecord, 'sequence'>,
+  previous: FileSummary | undefined,
+): Omit<FileRecord, 'sequence'> | 'forget' {
+  const others = globalVersion(db.versionsOf(folder.id, scanned.name).filter((e) => e.device !== LOCAL));
+  const global = others && !isInvalid(others.global.record) ? others.global.record : undefined;
+  if (scanned.deleted && !global && previous?.receiveOnlyChanged) return 'forget';
+  if (global && sameAsGlobal(scanned, global, folder)) {
+    return { ...withoutSequence(global), receiveOnlyChanged: false };
+  }
+  const keptBefore = previous?.receiveOnlyChanged === true;
+  return {
+    ...scanned,
+    receiveOnlyChanged: true,
+    version: scanned.deleted && keptBefore ? [] : scanned.version,
+  };
+}
+
+// The same content and modification time as the global version: nothing to keep apart.
+function sameAsGlobal(
+  scanned: Omit<FileRecord, 'sequence'>,
+  global: FileRecord,
+  folder: ScanTarget,
+): boolean {
+  if (!equivalent({ ...scanned, sequence: 0 }, global, folder.ignorePerms)) return false;
+  if (scanned.deleted || scanned.type !== 'file') return true;
+  const window = Math.max(folder.modTimeWindowS * 1e9, 1000);
+  const difference = (scanned.modifiedS - global.modifiedS) * 1e9 + (scanned.modifiedNs - global.modifiedNs);
+  return Math.abs(difference) < window;
 }

@@ -1,4 +1,4 @@
-import type { FileRecord } from '../index-db/file-record.ts';
+import { type FileRecord, isInvalid } from '../index-db/file-record.ts';
 import { type IndexDb, LOCAL } from '../index-db/index-db.ts';
 import { compareVersions, globalVersion } from '../index-db/versions.ts';
 import { SYNTHETIC_SIZE } from '../folders/folder-summary.ts';
@@ -53,13 +53,16 @@ export function folderNeed(db: IndexDb, folder: string, device: string = LOCAL):
   const result: FolderNeed = { global: empty(), need: empty(), needed: [] };
   for (const { name, versions } of db.allVersions(folder)) {
     const found = globalVersion(versions);
-    if (!found || found.global.record.invalid) continue;
+    if (!found || isInvalid(found.global.record)) continue;
     const global = found.global.record;
     add(result.global, global);
     if (found.holders.includes(device)) continue;
     const own = versions.find((entry) => entry.device === device)?.record;
     if (global.deleted && (!own || own.deleted)) continue;
-    if (own && compareVersions(own.version, global.version) === 'equal') continue;
+    // Syncthing's rule (lib/db Need): a version at least as new is not needed. Only a record that
+    // takes no part in the global version (a change kept on a receive-only folder) is newer.
+    const ordering = own && compareVersions(own.version, global.version);
+    if (ordering === 'equal' || ordering === 'greater') continue;
     add(result.need, global);
     result.needed.push({ name, global, own, holders: found.holders });
   }

@@ -19,9 +19,9 @@ import type { Logger } from '../../shared/logger.ts';
 import { temporaryName } from '../devices/block-server.ts';
 import type { BlockRequest } from '../devices/device-connections.ts';
 import type { EventLog } from '../events/event-log.ts';
-import type { FileRecord } from '../index-db/file-record.ts';
+import { type FileRecord, withoutSequence } from '../index-db/file-record.ts';
 import { type IndexDb, LOCAL } from '../index-db/index-db.ts';
-import { compareVersions } from '../index-db/versions.ts';
+import { compareVersions, equivalent } from '../index-db/versions.ts';
 import { folderNeed, type NeededItem } from './need.ts';
 import { ByteBudget } from './byte-budget.ts';
 
@@ -373,25 +373,6 @@ function matches(stats: Stats, record: FileRecord): boolean {
   return Math.abs(stats.mtimeMs - (record.modifiedS * 1000 + record.modifiedNs / 1e6)) < 1;
 }
 
-/** Same type, size, blocks and (unless ignored) permissions: nothing on disk needs to change. */
-function equivalent(a: FileRecord, b: FileRecord, ignorePerms: boolean): boolean {
-  if (a.type !== b.type || a.deleted !== b.deleted || a.size !== b.size) return false;
-  if (
-    !ignorePerms &&
-    !a.noPermissions &&
-    !b.noPermissions &&
-    (a.permissions & 0o777) !== (b.permissions & 0o777)
-  ) {
-    return false;
-  }
-  if (a.type === 'symlink') return a.symlinkTarget === b.symlinkTarget;
-  if (a.type === 'directory') return true;
-  return (
-    a.blocks.length === b.blocks.length &&
-    a.blocks.every((block, i) => block.hash.equals(b.blocks[i]?.hash ?? Buffer.alloc(0)))
-  );
-}
-
 /** A version's modification time, as access and modification times for utimes. */
 function twice(record: FileRecord): [number, number] {
   const seconds = record.modifiedS + record.modifiedNs / 1e9;
@@ -400,9 +381,4 @@ function twice(record: FileRecord): [number, number] {
 
 function sameStat(a: Stats, b: Stats): boolean {
   return a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs;
-}
-
-function withoutSequence(record: FileRecord): Omit<FileRecord, 'sequence'> {
-  const { sequence: _sequence, ...rest } = record;
-  return rest;
 }

@@ -2,11 +2,12 @@ import type { FastifyInstance, FastifyPluginOptions, FastifyReply, FastifyReques
 import type { WorkerConfig } from '../../config/worker-config.ts';
 import { shortIdString } from '../../../shared/device-id.ts';
 import { folderSummary, SYNTHETIC_SIZE } from '../../folders/folder-summary.ts';
-import { type FileRecord, REST_TYPE_NAMES, versionStrings } from '../../index-db/file-record.ts';
+import { type FileRecord, isInvalid, REST_TYPE_NAMES, versionStrings } from '../../index-db/file-record.ts';
 import { type IndexDb, LOCAL } from '../../index-db/index-db.ts';
 import { globalVersion } from '../../index-db/versions.ts';
 import { completion, type FolderNeed, folderNeed } from '../../sync/need.ts';
 import type { SyncService } from '../../service/open-service.ts';
+import type { FolderRunner } from '../../folders/folder-runner.ts';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../../../shared/home.ts';
 import { IGNORE_FILE, Ignores } from '../../scanner/ignores.ts';
@@ -102,6 +103,52 @@ export async function dbRoutes(app: FastifyInstance, options: DbRouteOptions): P
     const rest = needed.slice((page - 1) * perpage, page * perpage).map((item) => restFile(item.global));
     return { progress: [], queued: [], rest, page, perpage };
   });
+
+  // What a device lacks of the global versions (Syncthing's remote need), in pages.
+  app.get('/rest/db/remoteneed', async (request) => {
+    const { id, db } = folderOf(request);
+    const { device } = query(request);
+    if (device === undefined || device === '') throw invalidQuery('give ?device=ID, the device asked about');
+    const of = checkedDeviceId(device);
+    if (!config.current.folders.find((f) => f.id === id)?.devices.some((d) => d.deviceID === of)) {
+      throw noSuch(`folder ${id} is not shared with device ${of}`);
+    }
+    const { page, perpage } = paging(request);
+    const needed = db ? folderNeed(db, id, of).needed : [];
+    const files = needed.slice((page - 1) * perpage, page * perpage).map((item) => restFile(item.global));
+    return { files, page, perpage };
+  });
+
+  // The changes kept on a receive-only folder (what a revert gives up), in pages.
+  app.get('/rest/db/localchanged', async (request) => {
+    const { id, db } = folderOf(request);
+    const { page, perpage } = paging(request);
+    const kept = db ? [...db.iterate(id)].filter((record) => record.receiveOnlyChanged) : [];
+    const files = kept.slice((page - 1) * perpage, page * perpage).map(restFile);
+    return { files, page, perpage };
+  });
+
+  // Syncthing's override (send-only) and revert (receive-only): answered once done, as the folder
+  // takes turns between scans, pulls and these; 409 for a folder of another type.
+  for (const [path, type, run] of [
+    ['/rest/db/override', 'sendonly', (runner: FolderRunner) => runner.override()],
+    ['/rest/db/revert', 'receiveonly', (runner: FolderRunner) => runner.revert()],
+  ] as const) {
+    app.post(path, async (request, reply: FastifyReply) => {
+      const { id, runner, service } = folderOf(request);
+      if (!runner) throw notScannable(id, service.indexError);
+      if (runner.config.type !== type) {
+        throw new HttpError(
+          'SYNCD_ERR_FOLDER_TYPE',
+          `folder ${id} is ${runner.config.type}: ${path} applies to ${type} folders only`,
+        );
+      }
+      if (runner.config.paused)
+        throw new HttpError('SYNCD_ERR_FOLDER_PAUSED', `folder ${id} is paused; resume it first`);
+      await run(runner);
+      return reply.code(200).send();
+    });
+  }
 
   app.get('/rest/db/completion', async (request) => {
     const { folder, device } = query(request);
@@ -276,7 +323,7 @@ export function restFile(record: FileRecord) {
     type: REST_TYPE_NAMES[record.type],
     size: record.type === 'file' ? record.size : record.deleted ? 0 : SYNTHETIC_SIZE,
     deleted: record.deleted,
-    invalid: record.invalid,
+    invalid: isInvalid(record),
     // An invalid local record is one this device ignores (Syncthing's FlagLocalIgnored, 2).
     ignored: record.invalid,
     mustRescan: false,
@@ -285,7 +332,8 @@ export function restFile(record: FileRecord) {
     modifiedBy: shortIdString(record.modifiedBy),
     sequence: record.sequence,
     version: versionStrings(record.version),
-    localFlags: record.invalid ? 2 : 0,
+    // FlagLocalIgnored (2) and FlagLocalReceiveOnly (8).
+    localFlags: (record.invalid ? 2 : 0) | (record.receiveOnlyChanged ? 8 : 0),
     numBlocks: record.blocks.length,
     ...(record.noPermissions ? {} : { permissions: `0${record.permissions.toString(8)}` }),
   };

@@ -1,0 +1,139 @@
+import { lstat, rmdir, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import {
+  bumpVersion,
+  type Counter,
+  type FileRecord,
+  isInvalid,
+  withoutSequence,
+} from '../index-db/file-record.ts';
+import { type IndexDb, LOCAL } from '../index-db/index-db.ts';
+import { equivalent, globalVersion } from '../index-db/versions.ts';
+import type { WalkProblem } from '../scanner/walk.ts';
+import { folderNeed } from './need.ts';
+
+type Unsequenced = Omit<FileRecord, 'sequence'>;
+
+export interface FolderChange {
+  /** Records to write as this device's new versions. */
+  records: Unsequenced[];
+  /** What could not be done, by name; the rest was. */
+  problems: WalkProblem[];
+}
+
+/**
+ * Syncthing's override of a send-only folder (POST /rest/db/override): what other devices changed is
+ * overruled by this device's versions. Each name this device needs gets a version newer than every
+ * device's (the two vectors merged, then this device's counter bumped): its own file as it is, or a
+ * deletion where it has none. Ignored names are left alone.
+ */
+export function overrideRemoteChanges(db: IndexDb, folder: string, shortId: bigint): FolderChange {
+  const records: Unsequenced[] = [];
+  for (const { global, own } of folderNeed(db, folder).needed) {
+    if (own && isInvalid(own)) continue;
+    const version = bumpVersion(mergeVersions(own?.version ?? [], global.version), shortId);
+    if (own) records.push({ ...withoutSequence(own), version, modifiedBy: shortId });
+    else
+      records.push({
+        ...withoutSequence(global),
+        deleted: true,
+        size: 0,
+        blocks: [],
+        blockSize: 0,
+        symlinkTarget: '',
+        version,
+        modifiedBy: shortId,
+      });
+  }
+  return { records, problems: [] };
+}
+
+/**
+ * Syncthing's revert of a receive-only folder (POST /rest/db/revert): the changes kept here are given
+ * up for what the other devices have. A change to something others have loses its version, so that
+ * the next pull brings theirs back (without a conflict copy: an empty version is older than any);
+ * something only this device has (a local addition) is deleted from disk, if it is still as scanned.
+ */
+export async function revertLocalChanges(
+  db: IndexDb,
+  folder: { id: string; path: string; ignorePerms: boolean },
+  shortId: bigint,
+): Promise<FolderChange> {
+  const records: Unsequenced[] = [];
+  const problems: WalkProblem[] = [];
+  const directories: FileRecord[] = [];
+  const kept = [...db.iterate(folder.id)].filter((record) => record.receiveOnlyChanged);
+  for (const record of kept) {
+    const others = globalVersion(db.versionsOf(folder.id, record.name).filter((e) => e.device !== LOCAL));
+    const global = others && !isInvalid(others.global.record) ? others.global.record : undefined;
+    const plain = { ...withoutSequence(record), receiveOnlyChanged: false };
+    if (global && equivalent(record, global, folder.ignorePerms)) {
+      records.push({ ...withoutSequence(global), receiveOnlyChanged: false });
+    } else if (global || record.deleted) {
+      records.push({ ...plain, version: [] });
+    } else if (record.type === 'directory') {
+      directories.push(record);
+    } else {
+      const problem = await removeAsScanned(folder.path, record);
+      if (problem) problems.push({ name: record.name, error: problem });
+      else records.push(deletion(plain, shortId));
+    }
+  }
+  // Directories last, the deepest first: each only if nothing is left in it.
+  directories.sort((a, b) => (a.name < b.name ? 1 : a.name > b.name ? -1 : 0));
+  for (const directory of directories) {
+    try {
+      await rmdir(join(folder.path, directory.name));
+      records.push(deletion({ ...withoutSequence(directory), receiveOnlyChanged: false }, shortId));
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT')
+        records.push(deletion({ ...withoutSequence(directory), receiveOnlyChanged: false }, shortId));
+      else problems.push({ name: directory.name, error: `not removed: ${(error as Error).message}` });
+    }
+  }
+  return { records, problems };
+}
+
+// A local addition deleted by a revert; without a version, so that it never wins over anyone's.
+function deletion(record: Unsequenced, shortId: bigint): Unsequenced {
+  return {
+    ...record,
+    deleted: true,
+    size: 0,
+    blocks: [],
+    blockSize: 0,
+    symlinkTarget: '',
+    modifiedBy: shortId,
+    version: [],
+  };
+}
+
+// Deletes a file or symlink only while it is what the index says: a change since is never lost.
+async function removeAsScanned(root: string, record: FileRecord): Promise<string | undefined> {
+  const path = join(root, record.name);
+  const stats = await lstat(path, { bigint: true }).catch(() => undefined);
+  if (!stats) return undefined;
+  const same =
+    record.type === 'symlink'
+      ? stats.isSymbolicLink()
+      : stats.isFile() &&
+        Number(stats.size) === record.size &&
+        stats.mtimeNs / 1000n ===
+          (BigInt(record.modifiedS) * 1_000_000_000n + BigInt(record.modifiedNs)) / 1000n;
+  if (!same) return 'changed on disk since it was last scanned; not removed (scan, then revert again)';
+  await unlink(path);
+  return undefined;
+}
+
+/** Each device's highest counter of the two vectors, sorted by device. */
+export function mergeVersions(a: readonly Counter[], b: readonly Counter[]): Counter[] {
+  const merged = new Map<bigint, bigint>();
+  for (const { id, value } of [...a, ...b]) {
+    const known = merged.get(id);
+    if (known === undefined || value > known) merged.set(id, value);
+  }
+  return [...merged]
+    .map(([id, value]) => ({ id, value }))
+    .sort((x, y) => (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
+}
