@@ -35,7 +35,14 @@ export interface FolderRunnerOptions {
   onLocalUpdate?: (folder: string, records: FileRecord[]) => void;
   /** Brings the folder to what other devices have of it (see worker/sync/pull-folder.ts). */
   pull?: (
-    folder: { id: string; path: string; ignorePerms: boolean; ignoreDelete: boolean; label: string },
+    folder: {
+      id: string;
+      path: string;
+      ignorePerms: boolean;
+      ignoreDelete: boolean;
+      label: string;
+      maxConflicts: number;
+    },
     signal: AbortSignal,
   ) => Promise<{
     pulled: number;
@@ -366,8 +373,8 @@ export class FolderRunner {
   async #pullOnce(): Promise<void> {
     const { pull, events, logger } = this.#options;
     if (!pull || this.#config.paused || this.#state === 'error') return;
-    const { id, ignorePerms, ignoreDelete, label } = this.#config;
-    const folder = { id, path: this.path, ignorePerms, ignoreDelete, label };
+    const { id, ignorePerms, ignoreDelete, label, maxConflicts } = this.#config;
+    const folder = { id, path: this.path, ignorePerms, ignoreDelete, label, maxConflicts };
     this.#setState('syncing');
     try {
       const { problems, conflicts, last } = await pull(folder, this.#abort.signal);

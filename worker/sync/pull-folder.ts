@@ -5,6 +5,7 @@ import {
   lstat,
   mkdir,
   open,
+  readdir,
   readlink,
   rename,
   rm,
@@ -13,7 +14,7 @@ import {
   unlink,
   utimes,
 } from 'node:fs/promises';
-import { dirname, extname, join } from 'node:path';
+import { basename, dirname, extname, join } from 'node:path';
 import { shortIdString } from '../../shared/device-id.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { temporaryName } from '../devices/block-server.ts';
@@ -27,7 +28,15 @@ import { ByteBudget } from './byte-budget.ts';
 
 /** What a pull needs of the folder and of the devices. */
 export interface PullOptions {
-  folder: { id: string; path: string; ignorePerms: boolean; ignoreDelete?: boolean; label?: string };
+  folder: {
+    id: string;
+    path: string;
+    ignorePerms: boolean;
+    ignoreDelete?: boolean;
+    label?: string;
+    /** Conflict copies kept of a file, the newest first (-1: all; 0: none, the losing version goes). */
+    maxConflicts?: number;
+  };
   db: IndexDb;
   /** Devices connected now. */
   connected: () => ReadonlySet<string>;
@@ -203,9 +212,8 @@ async function pullOne(
     if (!folder.ignorePerms && !global.noPermissions) await chmod(path, global.permissions & 0o777);
     return;
   }
-  const copy = conflict ? conflictName(item.name, local?.modifiedBy ?? 0n) : undefined;
-  if (copy) await rename(path, join(folder.path, copy));
-  else if (onDisk?.isDirectory()) throw new Error('a directory is where the file goes');
+  const copy = conflict ? await keepConflict(folder, item.name, local?.modifiedBy ?? 0n) : undefined;
+  if (!conflict && onDisk?.isDirectory()) throw new Error('a directory is where the file goes');
   const temporary = join(folder.path, temporaryName(item.name));
   if (global.type === 'symlink') {
     await rm(temporary, { force: true });
@@ -364,6 +372,41 @@ export function conflictName(path: string, modifiedBy: bigint, now = new Date())
   const stamp = `${now.getFullYear()}${pad(now.getMonth() + 1)}${pad(now.getDate())}-${pad(now.getHours())}${pad(now.getMinutes())}${pad(now.getSeconds())}`;
   return `${path.slice(0, path.length - ext.length)}.sync-conflict-${stamp}-${shortIdString(modifiedBy)}${ext}`;
 }
+
+/**
+ * Moves the losing local version of a file out of the way as Syncthing does (folder_sendrecv.go
+ * moveForConflict): to a conflict copy, with at most `maxConflicts` copies of the file kept (the
+ * oldest removed); with 0, or when the file is a conflict copy itself, it is not kept at all, as
+ * the folder's configuration asks. Answers the copy's name, if one was made.
+ */
+export async function keepConflict(
+  folder: PullOptions['folder'],
+  name: string,
+  modifiedBy: bigint,
+): Promise<string | undefined> {
+  const path = join(folder.path, name);
+  const max = folder.maxConflicts ?? 10;
+  if (CONFLICT_COPY.test(basename(name)) || max === 0) {
+    await rm(path, { force: true });
+    return undefined;
+  }
+  const copy = conflictName(name, modifiedBy);
+  await rename(path, join(folder.path, copy));
+  if (max > 0) {
+    const ext = extname(name);
+    const stem = basename(name).slice(0, basename(name).length - ext.length);
+    const copies = (await readdir(dirname(path)))
+      .filter((entry) => entry.startsWith(`${stem}.sync-conflict-`) && entry.endsWith(ext))
+      .filter((entry) => CONFLICT_COPY.test(entry))
+      .sort()
+      .reverse();
+    for (const old of copies.slice(max)) await rm(join(dirname(path), old), { force: true });
+  }
+  return copy;
+}
+
+// Syncthing's conflict copy names: NAME.sync-conflict-YYYYMMDD-HHMMSS[-MODIFIER][.EXT].
+const CONFLICT_COPY = /\.sync-conflict-\d{8}-\d{6}/;
 
 function matches(stats: Stats, record: FileRecord): boolean {
   if (record.type === 'directory') return stats.isDirectory();
