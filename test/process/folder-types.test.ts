@@ -116,6 +116,10 @@ t.test('receive-only and send-only folders on syncd, with revert and override', 
   });
   t.equal(refused.status, 409, 'an override of a receive-only folder is refused');
   t.match(await refused.json(), { code: 'SYNCD_ERR_FOLDER_TYPE', message: /sendonly folders only/ });
+  type Completion = { id: number; data: { folder: string; device: string; completion: number } };
+  const completions = (since: number) =>
+    api<Completion[]>(syncd, 'GET', `/rest/events?since=${since}&timeout=0&events=FolderCompletion`);
+  const before = (await completions(0)).at(-1)?.id ?? 0;
   await api(syncd, 'POST', '/rest/db/override?folder=so');
   await pollUntil(
     'Syncthing got syncd’s version back',
@@ -124,4 +128,17 @@ t.test('receive-only and send-only folders on syncd, with revert and override', 
   );
   const so = await api<Status>(syncd, 'GET', '/rest/db/status?folder=so');
   t.equal(so.needFiles, 0, 'nothing needed after the override');
+  // Syncthing's index of the override came back: syncd tells Syncthing's completion, 100 % again.
+  const after = await completions(before);
+  t.ok(
+    after.some(({ data }) => data.folder === 'so' && data.device === syncthing.id && data.completion < 100),
+    'Syncthing lacked the override at first',
+  );
+  const completion = await pollUntil('FolderCompletion of Syncthing at 100 %', async () => {
+    const events = await completions(before);
+    return events.find(
+      ({ data }) => data.folder === 'so' && data.device === syncthing.id && data.completion === 100,
+    );
+  });
+  t.match(completion.data, { needItems: 0, needBytes: 0, globalItems: Number, sequence: Number });
 });

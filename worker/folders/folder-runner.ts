@@ -11,6 +11,7 @@ import type { HasherPool } from '../scanner/hasher-pool.ts';
 import { IGNORE_FILE, Ignores } from '../scanner/ignores.ts';
 import { scanFolder } from '../scanner/scan-folder.ts';
 import type { WalkProblem } from '../scanner/walk.ts';
+import { completionReport, folderNeed } from '../sync/need.ts';
 import { folderSummary } from './folder-summary.ts';
 import { type FolderChange, overrideRemoteChanges, revertLocalChanges } from '../sync/folder-types.ts';
 
@@ -31,6 +32,8 @@ export interface FolderRunnerOptions {
   events: EventLog;
   shortId: bigint;
   logger: Logger;
+  /** This device's ID, left out of the devices a folder's completion is told for. */
+  myId?: string;
   /** Hears every batch of local changes recorded, for the devices that share the folder. */
   onLocalUpdate?: (folder: string, records: FileRecord[]) => void;
   /** Brings the folder to what other devices have of it (see worker/sync/pull-folder.ts). */
@@ -80,6 +83,7 @@ export class FolderRunner {
   #pullProblems: WalkProblem[] = [];
   // Overrides and reverts asked for: run between scans and pulls, never during one.
   #changes: PendingChange[] = [];
+  #summaryTimer: NodeJS.Timeout | undefined;
 
   constructor(config: FolderConfiguration, options: FolderRunnerOptions) {
     this.#config = config;
@@ -142,6 +146,24 @@ export class FolderRunner {
     this.#running ??= this.#run();
   }
 
+  /**
+   * Another device sent an index of the folder: a pull, whose end tells the folder's summary and
+   * completions; a folder that does not pull (send-only, paused) tells them at once, unless busy.
+   */
+  remoteUpdated(): void {
+    const pulls = !this.#config.paused && this.#options.pull && this.#config.type !== 'sendonly';
+    if (pulls) {
+      this.pullSoon();
+      return;
+    }
+    // Once a second at most: an index comes in many batches, and each summary reads the whole folder.
+    this.#summaryTimer ??= setTimeout(() => {
+      this.#summaryTimer = undefined;
+      if (!this.#running && !this.#stopped) this.#summarize();
+    }, 1000);
+    this.#summaryTimer.unref();
+  }
+
   /** The folder's path with a leading ~ made the home folder, as Syncthing expands it. */
   get path(): string {
     const { path } = this.#config;
@@ -197,6 +219,7 @@ export class FolderRunner {
   async stop(): Promise<void> {
     this.#stopped = true;
     this.#abort.abort();
+    clearTimeout(this.#summaryTimer);
     this.#clearRescan();
     this.#stopWatching();
     await this.#running;
@@ -304,7 +327,7 @@ export class FolderRunner {
       this.#scannedOnce = true;
       this.#lastScan = new Date();
       this.#setState('idle');
-      events.log('FolderSummary', { folder: folder.id, summary: folderSummary(this, db) });
+      this.#summarize();
     } catch (error) {
       if (this.#stopped) return;
       this.#error = `scan failed: ${(error as Error).message}`;
@@ -366,7 +389,7 @@ export class FolderRunner {
       change.done(error as Error);
     }
     this.#setState('idle');
-    events.log('FolderSummary', { folder: this.id, summary: folderSummary(this, db) });
+    this.#summarize();
     if (db.hasRemote(this.id)) this.pullSoon();
   }
 
@@ -403,7 +426,25 @@ export class FolderRunner {
     }
     if (this.#stopped) return;
     this.#setState('idle');
-    events.log('FolderSummary', { folder: folder.id, summary: folderSummary(this, this.#options.db) });
+    this.#summarize();
+  }
+
+  /**
+   * FolderSummary, and a FolderCompletion for each other device sharing the folder (what it lacks of
+   * the global versions), as Syncthing's summary service logs them once a folder's state settles.
+   */
+  #summarize(): void {
+    const { db, events, myId } = this.#options;
+    events.log('FolderSummary', { folder: this.id, summary: folderSummary(this, db) });
+    if (!db.hasRemote(this.id)) return;
+    for (const { deviceID } of this.#config.devices) {
+      if (deviceID === myId) continue;
+      const report = completionReport(
+        folderNeed(db, this.id, deviceID),
+        db.remoteIndex(this.id, deviceID).maxSequence,
+      );
+      events.log('FolderCompletion', { folder: this.id, device: deviceID, ...report });
+    }
   }
 
   /**

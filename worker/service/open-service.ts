@@ -72,12 +72,13 @@ export async function openService(context: ServiceContext): Promise<SyncService>
         events: context.events,
         logger: context.logger,
         config: () => context.config.current,
-        remoteUpdated: (folder) => late.folders?.get(folder)?.pullSoon(),
+        remoteUpdated: (folder) => late.folders?.get(folder)?.remoteUpdated(),
       })
     : undefined;
   const folders = db
     ? new Folders({
         ...context,
+        myId: context.config.myId,
         db,
         hasher,
         onLocalUpdate: (folder, records) => exchange?.localUpdated(folder, records),

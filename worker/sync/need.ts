@@ -69,6 +69,20 @@ export function folderNeed(db: IndexDb, folder: string, device: string = LOCAL):
   return result;
 }
 
+/** Syncthing's GET /rest/db/completion answer (and FolderCompletion event) of a need, at a sequence. */
+export function completionReport(need: FolderNeed, sequence: number) {
+  const items = (tally: Tally) => tally.files + tally.directories + tally.symlinks + tally.deleted;
+  return {
+    completion: completion(need),
+    globalBytes: need.global.bytes,
+    globalItems: items(need.global),
+    needBytes: need.need.bytes,
+    needDeletes: need.need.deleted,
+    needItems: items(need.need),
+    sequence,
+  };
+}
+
 /** Syncthing's completion percentage: the share of the global bytes the device has, 95 while only deletions remain. */
 export function completion(need: FolderNeed): number {
   const { global, need: lacking } = need;

@@ -5,7 +5,7 @@ import { folderSummary, SYNTHETIC_SIZE } from '../../folders/folder-summary.ts';
 import { type FileRecord, isInvalid, REST_TYPE_NAMES, versionStrings } from '../../index-db/file-record.ts';
 import { type IndexDb, LOCAL } from '../../index-db/index-db.ts';
 import { globalVersion } from '../../index-db/versions.ts';
-import { completion, type FolderNeed, folderNeed } from '../../sync/need.ts';
+import { completionReport, type FolderNeed, folderNeed } from '../../sync/need.ts';
 import type { SyncService } from '../../service/open-service.ts';
 import type { FolderRunner } from '../../folders/folder-runner.ts';
 import { join } from 'node:path';
@@ -174,8 +174,6 @@ export async function dbRoutes(app: FastifyInstance, options: DbRouteOptions): P
         total.need[key] += need[key];
       }
     }
-    const items = (tally: FolderNeed['global']) =>
-      tally.files + tally.directories + tally.symlinks + tally.deleted;
     // Syncthing gives the device's sequence of the folder (this device's own when none is named).
     const sequence =
       ids.length !== 1 || !service.db
@@ -183,15 +181,7 @@ export async function dbRoutes(app: FastifyInstance, options: DbRouteOptions): P
         : of === LOCAL
           ? service.db.folder(ids[0] as string).sequence
           : service.db.remoteIndex(ids[0] as string, of).maxSequence;
-    return {
-      completion: completion(total),
-      globalBytes: total.global.bytes,
-      globalItems: items(total.global),
-      needBytes: total.need.bytes,
-      needDeletes: total.need.deleted,
-      needItems: items(total.need),
-      sequence,
-    };
+    return completionReport(total, sequence);
   });
 
   // The folder's .stignore: its lines as written, and the patterns they expand to.
