@@ -16,6 +16,7 @@ t.test('receive-only and send-only folders on syncd, with revert and override', 
     mineRo: {},
     theirsSo: { '.stfolder': {} },
     mineSo: { 's.txt': 'from syncd\n' },
+    offered: { '.stfolder': {} },
   });
   const path = (name: string, ...rest: string[]) => join(dir, name, ...rest);
   const syncthing = await startSyncthing(t);
@@ -141,4 +142,24 @@ t.test('receive-only and send-only folders on syncd, with revert and override', 
     );
   });
   t.match(completion.data, { needItems: 0, needBytes: 0, globalItems: Number, sequence: Number });
+
+  // A folder Syncthing offers that syncd does not share is pending, until syncd shares it.
+  type Pending = Record<string, { offeredBy: Record<string, { label: string; time: string }> }>;
+  await syncthing.call('POST', '/rest/config/folders', {
+    id: 'offered',
+    label: 'Offered',
+    path: path('offered'),
+    devices: [{ deviceID: id }],
+  });
+  const pending = await pollUntil('the offered folder pending on syncd', async () => {
+    const answer = await api<Pending>(syncd, 'GET', '/rest/cluster/pending/folders');
+    return answer.offered && answer;
+  });
+  t.equal(pending.offered?.offeredBy[syncthing.id]?.label, 'Offered', 'offered by Syncthing, with its label');
+  await api(syncd, 'POST', '/rest/config/folders', {
+    id: 'offered',
+    path: path('offeredMine'),
+    devices: [{ deviceID: syncthing.id }],
+  });
+  t.same(await api<Pending>(syncd, 'GET', '/rest/cluster/pending/folders'), {}, 'shared now: not pending');
 });

@@ -12,7 +12,8 @@ import { BepSession, SYNCTHING_TIMES, type SessionEnd, type SessionTimes } from 
 import { type DeviceCredentials, serverOptions } from '../bep/tls-options.ts';
 import type { WorkerConfig } from '../config/worker-config.ts';
 import type { EventLog } from '../events/event-log.ts';
-import type { DeviceStats, PendingDevice } from '../index-db/index-db.ts';
+import type { DeviceStats, PendingDevice, PendingFolder } from '../index-db/index-db.ts';
+import { PendingFolders } from './pending-folders.ts';
 import { clusterConfigFor, compressionFor, foldersSharedWith, type IndexState } from './cluster-config.ts';
 import type { IndexExchange, IndexPeer } from './index-exchange.ts';
 import type { BlockServer } from './block-server.ts';
@@ -64,13 +65,24 @@ export interface DeviceStore {
   dropPendingDevice(device: string): boolean;
   deviceStats(): Map<string, DeviceStats>;
   setDeviceStats(device: string, stats: DeviceStats): void;
+  pendingFolders(): PendingFolder[];
+  putPendingFolder(entry: PendingFolder): void;
+  dropPendingFolder(folder: string, device: string): boolean;
 }
 
 /** What is kept of devices, in memory, when the index database cannot be used. */
 export function memoryDeviceStore(): DeviceStore {
   const pending = new Map<string, PendingDevice>();
   const stats = new Map<string, DeviceStats>();
+  const folders = new Map<string, PendingFolder>();
+  const key = (folder: string, device: string) => JSON.stringify([folder, device]);
   return {
+    pendingFolders: () =>
+      [...folders.values()].sort(
+        (a, b) => a.folder.localeCompare(b.folder) || a.device.localeCompare(b.device),
+      ),
+    putPendingFolder: (entry) => void folders.set(key(entry.folder, entry.device), entry),
+    dropPendingFolder: (folder, device) => folders.delete(key(folder, device)),
     pendingDevices: () => [...pending.values()].sort((a, b) => a.device.localeCompare(b.device)),
     addPendingDevice: (device) => {
       const added = !pending.has(device.device);
@@ -132,9 +144,13 @@ export class DeviceConnections {
   readonly #unsubscribe: () => void;
   #closed = false;
 
+  /** Folders devices offer that are not shared with them here. */
+  readonly pendingFolders: PendingFolders;
+
   constructor(options: DeviceConnectionsOptions) {
     this.#options = options;
     this.#log = options.logger;
+    this.pendingFolders = new PendingFolders(options);
     this.#server = createServer(serverOptions(options.credentials, HANDSHAKE_TIMEOUT_MS));
     this.#server.on('secureConnection', (socket) => {
       this.#secured(socket, 'tcp-server').catch((error: Error) => {
@@ -438,6 +454,7 @@ export class DeviceConnections {
           return;
         }
         this.#options.events.log('ClusterConfigReceived', { device });
+        this.pendingFolders.offered(device, message.body.folders, this.#config);
         this.#options.exchange?.clusterConfig(connection.peer, message.body);
         return;
       }
@@ -505,6 +522,7 @@ export class DeviceConnections {
 
   #configChanged(from: Configuration, to: Configuration): void {
     if (this.#closed) return;
+    this.pendingFolders.configured(to);
     const before = new Map(from.devices.map((device) => [device.deviceID, device]));
     const after = new Map(to.devices.map((device) => [device.deviceID, device]));
     for (const [device, connection] of this.#connections) {

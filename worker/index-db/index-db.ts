@@ -78,6 +78,18 @@ const MIGRATIONS: string[][] = [
     // receive-only folder, kept here and never offered to other devices as a version.
     'ALTER TABLE files ADD COLUMN local_flags INTEGER NOT NULL DEFAULT 0',
   ],
+  [
+    // Folders devices offered that are not shared with them here, as Syncthing keeps them for the user.
+    `CREATE TABLE pending_folders (
+       folder TEXT NOT NULL,
+       device TEXT NOT NULL,
+       time TEXT NOT NULL,
+       label TEXT NOT NULL,
+       receive_encrypted INTEGER NOT NULL,
+       remote_encrypted INTEGER NOT NULL,
+       PRIMARY KEY (folder, device)
+     ) WITHOUT ROWID`,
+  ],
 ];
 export const SCHEMA_VERSION = MIGRATIONS.length;
 // What identifies the file as ours: SQLite's application_id ("sync" in ASCII).
@@ -138,6 +150,16 @@ export type FileSummary = Pick<
 export interface DeviceStats {
   lastSeen: string;
   lastConnectionDurationS: number;
+}
+
+/** A folder a device offered that is not shared with it here: what its ClusterConfig said, and when. */
+export interface PendingFolder {
+  folder: string;
+  device: string;
+  time: string;
+  label: string;
+  receiveEncrypted: boolean;
+  remoteEncrypted: boolean;
 }
 
 /** A device that connected without being configured: its ID, the name its Hello gave, where from, when. */
@@ -215,6 +237,24 @@ export class IndexDb {
         'INSERT OR REPLACE INTO pending_devices (device, name, address, time) VALUES (?, ?, ?, ?)',
       ),
       dropPendingDevice: db.prepare('DELETE FROM pending_devices WHERE device = ?'),
+      pendingFolders: db.prepare<
+        [],
+        {
+          folder: string;
+          device: string;
+          time: string;
+          label: string;
+          receive_encrypted: number;
+          remote_encrypted: number;
+        }
+      >('SELECT * FROM pending_folders ORDER BY folder, device'),
+      putPendingFolder: db.prepare(
+        `INSERT OR REPLACE INTO pending_folders (folder, device, time, label, receive_encrypted, remote_encrypted)
+         VALUES (?, ?, ?, ?, ?, ?)`,
+      ),
+      dropPendingFolder: db.prepare<[string, string]>(
+        'DELETE FROM pending_folders WHERE folder = ? AND device = ?',
+      ),
       deviceStats: db.prepare<[], { device: string; last_seen: string; last_connection_duration: number }>(
         'SELECT device, last_seen, last_connection_duration FROM device_stats',
       ),
@@ -449,6 +489,27 @@ export class IndexDb {
     const known = this.pendingDevices().some((pending) => pending.device === device.device);
     this.#statements.putPendingDevice.run(device.device, device.name, device.address, device.time);
     return !known;
+  }
+
+  pendingFolders(): PendingFolder[] {
+    return this.#statements.pendingFolders.all().map((row) => ({
+      folder: row.folder,
+      device: row.device,
+      time: row.time,
+      label: row.label,
+      receiveEncrypted: row.receive_encrypted === 1,
+      remoteEncrypted: row.remote_encrypted === 1,
+    }));
+  }
+
+  putPendingFolder(entry: PendingFolder): void {
+    const { folder, device, time, label, receiveEncrypted, remoteEncrypted } = entry;
+    this.#statements.putPendingFolder.run(folder, device, time, label, +receiveEncrypted, +remoteEncrypted);
+  }
+
+  /** Forgets what a device offered of a folder; true when it was pending. */
+  dropPendingFolder(folder: string, device: string): boolean {
+    return this.#statements.dropPendingFolder.run(folder, device).changes > 0;
   }
 
   /** Forgets a pending device; true when it was pending. */

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyPluginOptions, FastifyReply, FastifyRequest } from 'fastify';
 import type { SyncService } from '../../service/open-service.ts';
-import { notImplemented } from '../http-errors.ts';
+import { invalidQuery } from '../http-errors.ts';
 import { checkedDeviceId } from './config.ts';
 import { held } from './db.ts';
 
@@ -26,13 +26,20 @@ export async function clusterRoutes(app: FastifyInstance, options: ClusterRouteO
     return reply.code(200).send();
   });
 
-  for (const method of ['GET', 'DELETE'] as const) {
-    app.route({
-      method,
-      url: '/rest/cluster/pending/folders',
-      handler: async () => {
-        throw notImplemented(method, '/rest/cluster/pending/folders');
-      },
-    });
-  }
+  // Folders devices offer that are not shared with them here, by folder; ?device= for one device's.
+  app.get('/rest/cluster/pending/folders', async (request: FastifyRequest) => {
+    const { device } = request.query as { device?: string };
+    const of = device === undefined || device === '' ? undefined : checkedDeviceId(device);
+    return held(options).connections.pendingFolders.list(of);
+  });
+
+  // Dismisses a folder offered by one device (?device=), or by every device; offered again by the
+  // device's next ClusterConfig, as in Syncthing.
+  app.delete('/rest/cluster/pending/folders', async (request: FastifyRequest, reply: FastifyReply) => {
+    const { folder, device } = request.query as { folder?: string; device?: string };
+    if (folder === undefined || folder === '') throw invalidQuery('give ?folder=ID, the folder to dismiss');
+    const of = device === undefined || device === '' ? undefined : checkedDeviceId(device);
+    held(options).connections.pendingFolders.dismiss(folder, of);
+    return reply.code(200).send();
+  });
 }

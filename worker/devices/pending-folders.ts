@@ -1,0 +1,113 @@
+import type { Configuration } from '../../shared/config/defaults.ts';
+import { deviceIdFromRaw } from '../../shared/device-id.ts';
+import type { MessageOf } from '../bep/messages.ts';
+import type { EventLog } from '../events/event-log.ts';
+import type { PendingFolder } from '../index-db/index-db.ts';
+import { foldersSharedWith } from './cluster-config.ts';
+import type { DeviceStore } from './device-connections.ts';
+
+type OfferedFolder = MessageOf<'ClusterConfig'>['folders'][number];
+
+/**
+ * The folders devices offer that are not shared with them here, as Syncthing keeps them for the user
+ * (model.go ccHandleFolders): recorded from each ClusterConfig, gone when the device stops offering
+ * them, when the folder becomes shared with it or is ignored, or when the user dismisses them.
+ * PendingFoldersChanged tells each change.
+ */
+export class PendingFolders {
+  readonly #store: DeviceStore;
+  readonly #events: EventLog;
+  readonly #myId: string;
+
+  constructor(options: { store: DeviceStore; events: EventLog; myId: string }) {
+    this.#store = options.store;
+    this.#events = options.events;
+    this.#myId = options.myId;
+  }
+
+  /** What Syncthing's GET /rest/cluster/pending/folders answers: by folder, the devices offering it. */
+  list(
+    device?: string,
+  ): Record<string, { offeredBy: Record<string, Omit<PendingFolder, 'folder' | 'device'>> }> {
+    const out: Record<string, { offeredBy: Record<string, Omit<PendingFolder, 'folder' | 'device'>> }> = {};
+    for (const { folder, device: by, ...observed } of this.#store.pendingFolders()) {
+      if (device !== undefined && by !== device) continue;
+      (out[folder] ??= { offeredBy: {} }).offeredBy[by] = observed;
+    }
+    return out;
+  }
+
+  /** A device's ClusterConfig: what it offers and is not shared with it here is pending; what it no longer offers is not. */
+  offered(device: string, folders: readonly OfferedFolder[], config: Configuration): void {
+    const shared = foldersSharedWith(config, device);
+    const ignored = new Set(
+      config.devices.find((d) => d.deviceID === device)?.ignoredFolders.map((folder) => folder.id) ?? [],
+    );
+    const expired = new Set(
+      this.#store
+        .pendingFolders()
+        .filter((p) => p.device === device)
+        .map((p) => p.folder),
+    );
+    // Syncthing's times here are whole seconds.
+    const time = new Date(Math.floor(Date.now() / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+    const added = [];
+    for (const folder of folders) {
+      if (shared.has(folder.id) || ignored.has(folder.id)) continue;
+      expired.delete(folder.id);
+      const encrypted = (id: string) =>
+        folder.devices.some(
+          (entry) => deviceIdFromRaw(entry.id) === id && entry.encryptionPasswordToken.length > 0,
+        );
+      const entry = {
+        folder: folder.id,
+        device,
+        time,
+        label: folder.label,
+        receiveEncrypted: encrypted(this.#myId),
+        remoteEncrypted: encrypted(device),
+      };
+      this.#store.putPendingFolder(entry);
+      added.push({
+        folderID: entry.folder,
+        folderLabel: entry.label,
+        deviceID: device,
+        receiveEncrypted: entry.receiveEncrypted,
+        remoteEncrypted: entry.remoteEncrypted,
+      });
+      // Syncthing's deprecated event, still logged beside the new one.
+      this.#events.log('FolderRejected', { folder: folder.id, folderLabel: folder.label, device });
+    }
+    const removed = [...expired]
+      .filter((folder) => this.#store.dropPendingFolder(folder, device))
+      .map((folder) => ({ folderID: folder, deviceID: device }));
+    if (added.length > 0 || removed.length > 0) this.#events.log('PendingFoldersChanged', { added, removed });
+  }
+
+  /** Dismissed by the user: a folder from one device, or from every device offering it. */
+  dismiss(folder: string, device?: string): void {
+    const dropped = this.#store
+      .pendingFolders()
+      .filter((p) => p.folder === folder && (device === undefined || p.device === device))
+      .filter((p) => this.#store.dropPendingFolder(p.folder, p.device));
+    if (dropped.length === 0) return;
+    const removed = device === undefined ? [{ folderID: folder }] : [{ folderID: folder, deviceID: device }];
+    this.#events.log('PendingFoldersChanged', { removed });
+  }
+
+  /** A new configuration: offers from devices no longer configured, ignored now, or now shared, go. */
+  configured(config: Configuration): void {
+    const devices = new Map(config.devices.map((device) => [device.deviceID, device]));
+    const removed = [];
+    for (const { folder, device } of this.#store.pendingFolders()) {
+      const known = devices.get(device);
+      const gone =
+        !known ||
+        known.ignoredFolders.some((ignored) => ignored.id === folder) ||
+        foldersSharedWith(config, device).has(folder);
+      if (gone && this.#store.dropPendingFolder(folder, device))
+        removed.push({ folderID: folder, deviceID: device });
+    }
+    if (removed.length > 0) this.#events.log('PendingFoldersChanged', { removed });
+  }
+}
