@@ -193,6 +193,7 @@ export class IndexDb {
   // Counts asked for since the last write: a status polled while a large folder is unchanged costs
   // nothing, where each count reads every record of the folder.
   readonly #counts = new Map<string, FolderCounts>();
+  #generation = 0;
 
   private constructor(db: Database.Database) {
     this.#db = db;
@@ -272,6 +273,12 @@ export class IndexDb {
       allVersions: db.prepare<[string], FileRow & { device: string }>(
         'SELECT * FROM files WHERE folder = ? ORDER BY name',
       ),
+      // Without the blocks: what the global versions and needs are computed from.
+      allVersionsBrief: db.prepare<[string], FileRow & { device: string }>(
+        `SELECT folder, device, name, type, size, permissions, modified_s, modified_ns, modified_by, deleted,
+           invalid, no_permissions, version, sequence, block_size, X'' AS blocks, symlink_target, local_flags
+         FROM files WHERE folder = ? ORDER BY name`,
+      ),
       hasRemote: db.prepare<[string], { n: number }>(
         "SELECT EXISTS (SELECT 1 FROM files WHERE folder = ? AND device != '') AS n",
       ),
@@ -313,6 +320,16 @@ export class IndexDb {
     this.#db.close();
   }
 
+  /** Changes with every write of records: what was computed from them at the same value still holds. */
+  get generation(): number {
+    return this.#generation;
+  }
+
+  #written(): void {
+    this.#counts.clear();
+    this.#generation += 1;
+  }
+
   /** The folder's index ID (a random 64-bit value, made when the folder is first indexed) and sequence. */
   folder(folder: string): { indexId: bigint; sequence: number } {
     this.#statements.addFolder.run(folder, randomBytes(8).readBigUInt64BE(0).toString());
@@ -349,7 +366,7 @@ export class IndexDb {
    * returns them as stored. Nothing is written if anything fails.
    */
   update(folder: string, changed: Array<Omit<FileRecord, 'sequence'>>): FileRecord[] {
-    this.#counts.clear();
+    this.#written();
     return this.#db.transaction(() => {
       let { sequence } = this.folder(folder);
       const stored = changed.map((record) => {
@@ -404,7 +421,7 @@ export class IndexDb {
    * keep), as a device's new index ID or its reset asks.
    */
   resetRemote(folder: string, device: string, indexId: bigint): void {
-    this.#counts.clear();
+    this.#written();
     this.#db.transaction(() => {
       this.#statements.dropDeviceFiles.run(folder, device);
       if (indexId === 0n) this.#statements.dropRemoteIndex.run(folder, device);
@@ -417,7 +434,7 @@ export class IndexDb {
    * adds to it), with the highest sequence seen, in one transaction.
    */
   putRemote(folder: string, device: string, records: FileRecord[], replace: boolean): void {
-    this.#counts.clear();
+    this.#written();
     this.#db.transaction(() => {
       const known = this.remoteIndex(folder, device);
       if (replace) this.#statements.dropDeviceFiles.run(folder, device);
@@ -435,12 +452,17 @@ export class IndexDb {
     return (this.#statements.hasRemote.get(folder)?.n ?? 0) === 1;
   }
 
-  /** Every name of the folder with every device's record of it (this device's as LOCAL), by name. */
+  /**
+   * Every name of the folder with every device's record of it (this device's as LOCAL), by name; with
+   * `brief`, the records come without their blocks (much less to read, for counts and needs).
+   */
   *allVersions(
     folder: string,
+    brief = false,
   ): Generator<{ name: string; versions: Array<{ device: string; record: FileRecord }> }> {
     let current: { name: string; versions: Array<{ device: string; record: FileRecord }> } | undefined;
-    for (const row of this.#statements.allVersions.iterate(folder)) {
+    const statement = brief ? this.#statements.allVersionsBrief : this.#statements.allVersions;
+    for (const row of statement.iterate(folder)) {
       if (current && current.name !== row.name) {
         yield current;
         current = undefined;
@@ -522,7 +544,7 @@ export class IndexDb {
    * never was anything but a change kept on a receive-only folder.
    */
   forget(folder: string, names: string[]): void {
-    this.#counts.clear();
+    this.#written();
     this.#db.transaction(() => {
       for (const name of names) this.#statements.forget.run(folder, name);
     })();
@@ -530,7 +552,7 @@ export class IndexDb {
 
   /** Erases a folder's index, its index ID included: the next scan makes a new one. */
   drop(folder: string): void {
-    this.#counts.clear();
+    this.#written();
     this.#db.transaction(() => {
       this.#statements.dropFiles.run(folder);
       this.#statements.dropRemoteIndexes.run(folder);

@@ -29,7 +29,9 @@ export interface FolderChange {
  */
 export function overrideRemoteChanges(db: IndexDb, folder: string, shortId: bigint): FolderChange {
   const records: Unsequenced[] = [];
-  for (const { global, own } of folderNeed(db, folder).needed) {
+  for (const item of folderNeed(db, folder).needed) {
+    // This device's record as it is, blocks and all: it is what gets the new version.
+    const { global, own } = { ...item, own: db.file(folder, item.name) };
     if (own && isInvalid(own)) continue;
     const version = bumpVersion(mergeVersions(own?.version ?? [], global.version), shortId);
     if (own) records.push({ ...withoutSequence(own), version, modifiedBy: shortId });

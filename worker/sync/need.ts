@@ -21,6 +21,10 @@ export interface FolderNeed {
   needed: NeededItem[];
 }
 
+/**
+ * A name a device needs: the global version and the device's own, both without their blocks (see
+ * `fullRecords` for them), and the devices that have the global version.
+ */
 export interface NeededItem {
   name: string;
   global: FileRecord;
@@ -50,8 +54,24 @@ function add(tally: Tally, record: FileRecord): void {
  * global version is a deletion).
  */
 export function folderNeed(db: IndexDb, folder: string, device: string = LOCAL): FolderNeed {
+  // Asked for by every status, completion and pull: computed again only once the index has changed.
+  let known = cache.get(db);
+  if (!known) cache.set(db, (known = new Map()));
+  const key = `${folder}\0${device}`;
+  const cached = known.get(key);
+  if (cached && cached.generation === db.generation) return cached.need;
+  const need = computeNeed(db, folder, device);
+  known.set(key, { generation: db.generation, need });
+  return need;
+}
+
+// The needs computed, by index and folder and device, with the index's generation they hold for. The
+// answer is shared: callers do not change it.
+const cache = new WeakMap<IndexDb, Map<string, { generation: number; need: FolderNeed }>>();
+
+function computeNeed(db: IndexDb, folder: string, device: string): FolderNeed {
   const result: FolderNeed = { global: empty(), need: empty(), needed: [] };
-  for (const { name, versions } of db.allVersions(folder)) {
+  for (const { name, versions } of db.allVersions(folder, true)) {
     const found = globalVersion(versions);
     if (!found || isInvalid(found.global.record)) continue;
     const global = found.global.record;
@@ -67,6 +87,22 @@ export function folderNeed(db: IndexDb, folder: string, device: string = LOCAL):
     result.needed.push({ name, global, own, holders: found.holders });
   }
   return result;
+}
+
+/**
+ * A needed item's records with their blocks, as the index has them now: undefined when the global
+ * version changed since the need was computed (a newer need takes it).
+ */
+export function fullRecords(
+  db: IndexDb,
+  folder: string,
+  item: NeededItem,
+  device: string = LOCAL,
+): { global: FileRecord; own: FileRecord | undefined } | undefined {
+  const versions = db.versionsOf(folder, item.name);
+  const global = versions.find((entry) => entry.device === item.holders[0])?.record;
+  if (!global || compareVersions(global.version, item.global.version) !== 'equal') return undefined;
+  return { global, own: versions.find((entry) => entry.device === device)?.record };
 }
 
 /** Syncthing's GET /rest/db/completion answer (and FolderCompletion event) of a need, at a sequence. */

@@ -23,7 +23,7 @@ import type { EventLog } from '../events/event-log.ts';
 import { type FileRecord, withoutSequence } from '../index-db/file-record.ts';
 import { type IndexDb, LOCAL } from '../index-db/index-db.ts';
 import { compareVersions, equivalent } from '../index-db/versions.ts';
-import { folderNeed, type NeededItem } from './need.ts';
+import { folderNeed, fullRecords, type NeededItem } from './need.ts';
 import { ByteBudget } from './byte-budget.ts';
 
 /** What a pull needs of the folder and of the devices. */
@@ -122,7 +122,11 @@ export async function pullFolder(options: PullOptions): Promise<{
     options.recorded(db.update(folder.id, done));
     done = [];
   };
-  const handle = async (item: (typeof work)[number]) => {
+  const handle = async (brief: (typeof work)[number]) => {
+    // With blocks, as the index has them now; a version changed meanwhile waits for the next pull.
+    const full = fullRecords(db, folder.id, brief);
+    if (!full) return;
+    const item = { ...brief, ...full };
     const action = item.global.deleted ? 'delete' : 'update';
     const type = item.global.type === 'directory' ? 'dir' : item.global.type;
     options.events.log('ItemStarted', { folder: folder.id, item: item.name, type, action });

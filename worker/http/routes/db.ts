@@ -5,7 +5,7 @@ import { folderSummary, SYNTHETIC_SIZE } from '../../folders/folder-summary.ts';
 import { type FileRecord, isInvalid, REST_TYPE_NAMES, versionStrings } from '../../index-db/file-record.ts';
 import { type IndexDb, LOCAL } from '../../index-db/index-db.ts';
 import { globalVersion } from '../../index-db/versions.ts';
-import { completionReport, type FolderNeed, folderNeed } from '../../sync/need.ts';
+import { completionReport, type FolderNeed, folderNeed, fullRecords } from '../../sync/need.ts';
 import type { SyncService } from '../../service/open-service.ts';
 import type { FolderRunner } from '../../folders/folder-runner.ts';
 import { join } from 'node:path';
@@ -100,7 +100,9 @@ export async function dbRoutes(app: FastifyInstance, options: DbRouteOptions): P
     const { id, db } = folderOf(request);
     const { page, perpage } = paging(request);
     const needed = db ? folderNeed(db, id).needed : [];
-    const rest = needed.slice((page - 1) * perpage, page * perpage).map((item) => restFile(item.global));
+    const rest = needed
+      .slice((page - 1) * perpage, page * perpage)
+      .map((item) => restFile((db && fullRecords(db, id, item)?.global) ?? item.global));
     return { progress: [], queued: [], rest, page, perpage };
   });
 
@@ -115,7 +117,9 @@ export async function dbRoutes(app: FastifyInstance, options: DbRouteOptions): P
     }
     const { page, perpage } = paging(request);
     const needed = db ? folderNeed(db, id, of).needed : [];
-    const files = needed.slice((page - 1) * perpage, page * perpage).map((item) => restFile(item.global));
+    const files = needed
+      .slice((page - 1) * perpage, page * perpage)
+      .map((item) => restFile((db && fullRecords(db, id, item, of)?.global) ?? item.global));
     return { files, page, perpage };
   });
 
