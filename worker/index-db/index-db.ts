@@ -90,6 +90,10 @@ const MIGRATIONS: string[][] = [
        PRIMARY KEY (folder, device)
      ) WITHOUT ROWID`,
   ],
+  [
+    // Every device's record of one name, without a pass over the whole folder.
+    'CREATE INDEX files_by_name ON files (folder, name)',
+  ],
 ];
 export const SCHEMA_VERSION = MIGRATIONS.length;
 // What identifies the file as ours: SQLite's application_id ("sync" in ASCII).
@@ -177,6 +181,13 @@ export interface FolderCounts {
   deleted: number;
   bytes: number;
 }
+
+// Every column but the blocks, which read as none.
+const BRIEF_COLUMNS = `folder, device, name, type, size, permissions, modified_s, modified_ns, modified_by, deleted,
+  invalid, no_permissions, version, sequence, block_size, X'' AS blocks, symlink_target, local_flags`;
+
+/** Writes remembered by name (see IndexDb.changedSince). */
+const JOURNAL_WRITES = 256;
 
 /** Syncthing's FlagLocalReceiveOnly. */
 const RECEIVE_ONLY_FLAG = 8;
@@ -275,15 +286,18 @@ export class IndexDb {
       ),
       // Without the blocks: what the global versions and needs are computed from.
       allVersionsBrief: db.prepare<[string], FileRow & { device: string }>(
-        `SELECT folder, device, name, type, size, permissions, modified_s, modified_ns, modified_by, deleted,
-           invalid, no_permissions, version, sequence, block_size, X'' AS blocks, symlink_target, local_flags
-         FROM files WHERE folder = ? ORDER BY name`,
+        `SELECT ${BRIEF_COLUMNS} FROM files WHERE folder = ? ORDER BY name`,
       ),
       hasRemote: db.prepare<[string], { n: number }>(
         "SELECT EXISTS (SELECT 1 FROM files WHERE folder = ? AND device != '') AS n",
       ),
+      // SQLite's planner, without statistics, would take the primary key's folder prefix: a pass over
+      // the whole folder for each name.
       versionsOf: db.prepare<[string, string], FileRow & { device: string }>(
-        'SELECT * FROM files WHERE folder = ? AND name = ?',
+        'SELECT * FROM files INDEXED BY files_by_name WHERE folder = ? AND name = ?',
+      ),
+      versionsOfBrief: db.prepare<[string, string], FileRow & { device: string }>(
+        `SELECT ${BRIEF_COLUMNS} FROM files INDEXED BY files_by_name WHERE folder = ? AND name = ?`,
       ),
       since: db.prepare<[string, string, number, number], FileRow>(
         'SELECT * FROM files WHERE folder = ? AND device = ? AND sequence > ? ORDER BY sequence LIMIT ?',
@@ -325,9 +339,32 @@ export class IndexDb {
     return this.#generation;
   }
 
-  #written(): void {
+  // Each write's folder and names (undefined: the whole folder), the last JOURNAL_WRITES of them:
+  // what lets a need be brought up to date by the names that changed, not computed again whole.
+  readonly #journal: Array<{ generation: number; folder: string; names: readonly string[] | undefined }> = [];
+
+  #written(folder: string, names: readonly string[] | undefined): void {
     this.#counts.clear();
     this.#generation += 1;
+    this.#journal.push({ generation: this.#generation, folder, names });
+    if (this.#journal.length > JOURNAL_WRITES) this.#journal.shift();
+  }
+
+  /**
+   * The names of a folder written since `generation`; undefined when that is not known (too long ago,
+   * or a change of the whole folder), and the caller must look at the whole folder.
+   */
+  changedSince(generation: number, folder: string): Set<string> | undefined {
+    const names = new Set<string>();
+    if (generation === this.#generation) return names;
+    const first = this.#journal[0];
+    if (!first || first.generation > generation + 1) return undefined;
+    for (const entry of this.#journal) {
+      if (entry.generation <= generation || entry.folder !== folder) continue;
+      if (!entry.names) return undefined;
+      for (const name of entry.names) names.add(name);
+    }
+    return names;
   }
 
   /** The folder's index ID (a random 64-bit value, made when the folder is first indexed) and sequence. */
@@ -366,7 +403,10 @@ export class IndexDb {
    * returns them as stored. Nothing is written if anything fails.
    */
   update(folder: string, changed: Array<Omit<FileRecord, 'sequence'>>): FileRecord[] {
-    this.#written();
+    this.#written(
+      folder,
+      changed.map((record) => record.name),
+    );
     return this.#db.transaction(() => {
       let { sequence } = this.folder(folder);
       const stored = changed.map((record) => {
@@ -421,7 +461,7 @@ export class IndexDb {
    * keep), as a device's new index ID or its reset asks.
    */
   resetRemote(folder: string, device: string, indexId: bigint): void {
-    this.#written();
+    this.#written(folder, undefined);
     this.#db.transaction(() => {
       this.#statements.dropDeviceFiles.run(folder, device);
       if (indexId === 0n) this.#statements.dropRemoteIndex.run(folder, device);
@@ -434,7 +474,7 @@ export class IndexDb {
    * adds to it), with the highest sequence seen, in one transaction.
    */
   putRemote(folder: string, device: string, records: FileRecord[], replace: boolean): void {
-    this.#written();
+    this.#written(folder, replace ? undefined : records.map((record) => record.name));
     this.#db.transaction(() => {
       const known = this.remoteIndex(folder, device);
       if (replace) this.#statements.dropDeviceFiles.run(folder, device);
@@ -473,11 +513,10 @@ export class IndexDb {
     if (current) yield current;
   }
 
-  /** Every device's record of one name (this device's as LOCAL). */
-  versionsOf(folder: string, name: string): Array<{ device: string; record: FileRecord }> {
-    return this.#statements.versionsOf
-      .all(folder, name)
-      .map((row) => ({ device: row.device, record: fromRow(row) }));
+  /** Every device's record of one name (this device's as LOCAL); with `brief`, without their blocks. */
+  versionsOf(folder: string, name: string, brief = false): Array<{ device: string; record: FileRecord }> {
+    const statement = brief ? this.#statements.versionsOfBrief : this.#statements.versionsOf;
+    return statement.all(folder, name).map((row) => ({ device: row.device, record: fromRow(row) }));
   }
 
   /** This device's records of the folder with a sequence above `after`, in sequence order, at most `limit`. */
@@ -544,7 +583,7 @@ export class IndexDb {
    * never was anything but a change kept on a receive-only folder.
    */
   forget(folder: string, names: string[]): void {
-    this.#written();
+    this.#written(folder, [...names]);
     this.#db.transaction(() => {
       for (const name of names) this.#statements.forget.run(folder, name);
     })();
@@ -552,7 +591,7 @@ export class IndexDb {
 
   /** Erases a folder's index, its index ID included: the next scan makes a new one. */
   drop(folder: string): void {
-    this.#written();
+    this.#written(folder, undefined);
     this.#db.transaction(() => {
       this.#statements.dropFiles.run(folder);
       this.#statements.dropRemoteIndexes.run(folder);

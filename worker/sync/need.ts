@@ -34,17 +34,17 @@ export interface NeededItem {
 
 const empty = (): Tally => ({ files: 0, directories: 0, symlinks: 0, deleted: 0, bytes: 0 });
 
-function add(tally: Tally, record: FileRecord): void {
-  if (record.deleted) tally.deleted += 1;
+function add(tally: Tally, record: FileRecord, sign = 1): void {
+  if (record.deleted) tally.deleted += sign;
   else if (record.type === 'directory') {
-    tally.directories += 1;
-    tally.bytes += SYNTHETIC_SIZE;
+    tally.directories += sign;
+    tally.bytes += sign * SYNTHETIC_SIZE;
   } else if (record.type === 'symlink') {
-    tally.symlinks += 1;
-    tally.bytes += SYNTHETIC_SIZE;
+    tally.symlinks += sign;
+    tally.bytes += sign * SYNTHETIC_SIZE;
   } else {
-    tally.files += 1;
-    tally.bytes += record.size;
+    tally.files += sign;
+    tally.bytes += sign * record.size;
   }
 }
 
@@ -54,39 +54,85 @@ function add(tally: Tally, record: FileRecord): void {
  * global version is a deletion).
  */
 export function folderNeed(db: IndexDb, folder: string, device: string = LOCAL): FolderNeed {
-  // Asked for by every status, completion and pull: computed again only once the index has changed.
-  let known = cache.get(db);
-  if (!known) cache.set(db, (known = new Map()));
+  // Asked for by every status, completion and pull: brought up to date by the names written since it
+  // was last asked, and computed whole only when those are not known.
+  let known = states.get(db);
+  if (!known) states.set(db, (known = new Map()));
   const key = `${folder}\0${device}`;
-  const cached = known.get(key);
-  if (cached && cached.generation === db.generation) return cached.need;
-  const need = computeNeed(db, folder, device);
-  known.set(key, { generation: db.generation, need });
-  return need;
+  let state = known.get(key);
+  const changed = state && db.changedSince(state.generation, folder);
+  if (!state || !changed) {
+    state = new NeedState(device);
+    for (const { name, versions } of db.allVersions(folder, true)) state.set(name, versions);
+    known.set(key, state);
+  } else {
+    for (const name of changed) state.set(name, db.versionsOf(folder, name, true));
+  }
+  state.generation = db.generation;
+  return state.answer();
 }
 
-// The needs computed, by index and folder and device, with the index's generation they hold for. The
-// answer is shared: callers do not change it.
-const cache = new WeakMap<IndexDb, Map<string, { generation: number; need: FolderNeed }>>();
+// The need of each index, folder and device, kept up to date.
+const states = new WeakMap<IndexDb, Map<string, NeedState>>();
 
-function computeNeed(db: IndexDb, folder: string, device: string): FolderNeed {
-  const result: FolderNeed = { global: empty(), need: empty(), needed: [] };
-  for (const { name, versions } of db.allVersions(folder, true)) {
-    const found = globalVersion(versions);
-    if (!found || isInvalid(found.global.record)) continue;
-    const global = found.global.record;
-    add(result.global, global);
-    if (found.holders.includes(device)) continue;
-    const own = versions.find((entry) => entry.device === device)?.record;
-    if (global.deleted && (!own || own.deleted)) continue;
-    // Syncthing's rule (lib/db Need): a version at least as new is not needed. Only a record that
-    // takes no part in the global version (a change kept on a receive-only folder) is newer.
-    const ordering = own && compareVersions(own.version, global.version);
-    if (ordering === 'equal' || ordering === 'greater') continue;
-    add(result.need, global);
-    result.needed.push({ name, global, own, holders: found.holders });
+/** One device's need of one folder, name by name: each name's part in the tallies, and what is needed. */
+class NeedState {
+  generation = -1;
+  readonly #device: string;
+  readonly #global = empty();
+  readonly #need = empty();
+  readonly #parts = new Map<string, { global: FileRecord; needed?: NeededItem }>();
+  #answer: FolderNeed | undefined;
+
+  constructor(device: string) {
+    this.#device = device;
   }
-  return result;
+
+  /** A name's records now (none: it is gone from the index). */
+  set(name: string, versions: Array<{ device: string; record: FileRecord }>): void {
+    const before = this.#parts.get(name);
+    if (before) {
+      add(this.#global, before.global, -1);
+      if (before.needed) add(this.#need, before.global, -1);
+      this.#parts.delete(name);
+    }
+    this.#answer = undefined;
+    const part = partOf(name, versions, this.#device);
+    if (!part) return;
+    this.#parts.set(name, part);
+    add(this.#global, part.global);
+    if (part.needed) add(this.#need, part.global);
+  }
+
+  /** The tallies and the needed items, by name; shared, so that callers do not change them. */
+  answer(): FolderNeed {
+    if (!this.#answer) {
+      const needed: NeededItem[] = [];
+      for (const part of this.#parts.values()) if (part.needed) needed.push(part.needed);
+      needed.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      this.#answer = { global: { ...this.#global }, need: { ...this.#need }, needed };
+    }
+    return this.#answer;
+  }
+}
+
+// A name's global version (none when no device has a valid one), and whether the device needs it.
+function partOf(
+  name: string,
+  versions: Array<{ device: string; record: FileRecord }>,
+  device: string,
+): { global: FileRecord; needed?: NeededItem } | undefined {
+  const found = globalVersion(versions);
+  if (!found || isInvalid(found.global.record)) return undefined;
+  const global = found.global.record;
+  if (found.holders.includes(device)) return { global };
+  const own = versions.find((entry) => entry.device === device)?.record;
+  if (global.deleted && (!own || own.deleted)) return { global };
+  // Syncthing's rule (lib/db Need): a version at least as new is not needed. Only a record that
+  // takes no part in the global version (a change kept on a receive-only folder) is newer.
+  const ordering = own && compareVersions(own.version, global.version);
+  if (ordering === 'equal' || ordering === 'greater') return { global };
+  return { global, needed: { name, global, own, holders: found.holders } };
 }
 
 /**
