@@ -116,6 +116,8 @@ export async function pullFolder(options: PullOptions): Promise<{
   // Pulled versions are written to the index in batches, and go to the other devices with them. A
   // crash between a rename and its batch leaves a file the next scan finds equal to the global version.
   const budget = new ByteBudget(BLOCK_BYTES_AT_ONCE);
+  // Directories known to be there: the parents of the files pulled.
+  const made = new Set<string>();
   let done: Array<Omit<FileRecord, 'sequence'>> = [];
   const flush = () => {
     if (done.length === 0) return;
@@ -132,7 +134,7 @@ export async function pullFolder(options: PullOptions): Promise<{
     options.events.log('ItemStarted', { folder: folder.id, item: item.name, type, action });
     let error: string | null = null;
     try {
-      const copy = await pullOne(options, item, here, budget);
+      const copy = await pullOne(options, item, here, budget, made);
       if (copy) conflicts.push(copy);
       done.push(withoutSequence(item.global));
       if (done.length >= RECORD_BATCH) flush();
@@ -177,6 +179,7 @@ async function pullOne(
   item: NeededItem,
   here: BlocksHere,
   budget: ByteBudget,
+  made: Set<string>,
 ): Promise<string | undefined> {
   const { folder } = options;
   const path = join(folder.path, item.name);
@@ -209,7 +212,11 @@ async function pullOne(
     else await unlink(path);
     return;
   }
-  await mkdir(dirname(path), { recursive: true });
+  // Each parent directory made (or found) once per pull, not asked for again with every file in it.
+  if (!made.has(dirname(path))) {
+    await mkdir(dirname(path), { recursive: true });
+    made.add(dirname(path));
+  }
   if (global.type === 'directory') {
     if (onDisk && !onDisk.isDirectory()) throw new Error('a file is where the directory goes');
     if (!onDisk) await mkdir(path);
@@ -233,7 +240,8 @@ async function pullOne(
   if (!conflict && onDisk && (!now || !sameStat(now, onDisk))) {
     throw new Error('changed on disk while it was pulled; it is taken up after the next scan');
   }
-  if (conflict && now) throw new Error('a new file appeared while it was pulled');
+  // Where nothing was (or the losing version was moved away), something new must not be overwritten.
+  if ((conflict || !onDisk) && now) throw new Error('a new file appeared while it was pulled');
   await rename(temporary, path);
   if (global.type === 'symlink' && (await readlink(path)) !== global.symlinkTarget) {
     throw new Error('the symlink changed while it was made');
@@ -252,18 +260,16 @@ async function buildFile(
 ): Promise<void> {
   const { global, own: local } = item;
   // A temporary file left by an interrupted pull holds blocks to reuse; a new one holds nothing.
-  const resumed = await lstat(temporary).then(
-    (stats) => stats.size > 0,
-    () => false,
+  const left = await open(temporary, 'r+').catch((error: NodeJS.ErrnoException) =>
+    error.code === 'ENOENT' ? undefined : Promise.reject(error),
   );
-  const handle = await open(temporary, 'a+').then(async (appendable) => {
-    await appendable.close();
-    return open(temporary, 'r+');
-  });
+  const resumed = left !== undefined && (await left.stat()).size > 0;
+  const handle = left ?? (await open(temporary, 'w+'));
   const old =
     oldPath && local && !local.deleted ? await open(oldPath, 'r').catch(() => undefined) : undefined;
   try {
-    await handle.truncate(global.size);
+    // A new file grows to its size with its blocks; one left by an interrupted pull may be longer.
+    if (left) await handle.truncate(global.size);
     const oldBlocks = new Map<string, { offset: number; size: number }>();
     for (const block of local?.blocks ?? []) oldBlocks.set(block.hash.toString('hex'), block);
     const sources = item.holders.filter((device) => device !== LOCAL);
