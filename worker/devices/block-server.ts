@@ -49,7 +49,8 @@ export class BlockServer {
     if (nameProblem(request.name) || offset < 0 || request.size < 0 || request.size > MAX_BLOCK_SIZE) {
       return reply(ErrorCode.GENERIC);
     }
-    const record = this.#db.file(folder.id, request.name);
+    // Without its blocks: a large file's thousands of them would be read for every block served.
+    const record = this.#db.file(folder.id, request.name, undefined, true);
     if (!record || record.deleted || record.type !== 'file') return reply(ErrorCode.NO_SUCH_FILE);
     if (isInvalid(record)) return reply(ErrorCode.INVALID_FILE);
     const paths = [join(folder.path, request.name)];

@@ -217,6 +217,9 @@ export class IndexDb {
       file: db.prepare<[string, string, string], FileRow>(
         'SELECT * FROM files WHERE folder = ? AND device = ? AND name = ?',
       ),
+      fileBrief: db.prepare<[string, string, string], FileRow>(
+        `SELECT ${BRIEF_COLUMNS} FROM files WHERE folder = ? AND device = ? AND name = ?`,
+      ),
       files: db.prepare<[string, string], FileRow>(
         'SELECT * FROM files WHERE folder = ? AND device = ? ORDER BY name',
       ),
@@ -374,8 +377,9 @@ export class IndexDb {
     return { indexId: BigInt(row.index_id), sequence: row.sequence };
   }
 
-  file(folder: string, name: string, device = LOCAL): FileRecord | undefined {
-    const row = this.#statements.file.get(folder, device, name);
+  /** A device's record of a name (this device's by default); with `brief`, without its blocks. */
+  file(folder: string, name: string, device = LOCAL, brief = false): FileRecord | undefined {
+    const row = (brief ? this.#statements.fileBrief : this.#statements.file).get(folder, device, name);
     return row && fromRow(row);
   }
 
