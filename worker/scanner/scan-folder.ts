@@ -18,6 +18,8 @@ export interface ScanTarget {
    * FlagLocalReceiveOnly), never a version others take, unless it is what the others have already.
    */
   receiveOnly?: boolean;
+  /** Names renamed to their Unicode NFC form (Syncthing's autoNormalize, on by default). */
+  autoNormalize?: boolean;
 }
 
 export interface ScanChange {
@@ -68,6 +70,11 @@ export async function scanFolder(options: ScanOptions): Promise<ScanResult> {
   // A .stignore that cannot be read stops the scan (an IgnoreError): indexing everything instead
   // would take in what was meant to stay out.
   const ignores = await Ignores.load(folder.path);
+  // A name not in NFC (a watcher reports names as they are on disk) is scanned through its parent,
+  // whose listing renames it to NFC (see walk.ts).
+  const under = options.under?.map((sub) =>
+    sub === sub.normalize('NFC') ? sub : sub.slice(0, Math.max(0, sub.lastIndexOf('/'))),
+  );
   const known = db.summaries(folder.id);
   const problems: WalkProblem[] = [];
   const vanished: WalkProblem[] = [];
@@ -185,11 +192,12 @@ export async function scanFolder(options: ScanOptions): Promise<ScanResult> {
   };
 
   const walking = walk(folder.path, {
-    under: options.under,
+    under,
     markerName: folder.markerName,
     problems,
     unreadable,
     ignores,
+    autoNormalize: folder.autoNormalize ?? true,
   });
   walking: for await (const entries of walking) {
     for (const entry of entries) {
@@ -214,7 +222,7 @@ export async function scanFolder(options: ScanOptions): Promise<ScanResult> {
   // could not be read (unknown, not deleted) or the scan was stopped.
   if (!options.signal?.aborted) {
     const failed = new Set(problems.map((problem) => problem.name));
-    const inScope = scopeTest(options.under);
+    const inScope = scopeTest(under);
     for (const [name, previous] of known) {
       if (previous.deleted || seen.has(name) || !inScope(name) || underAny(name, unreadable)) continue;
       if (failed.has(name)) continue;

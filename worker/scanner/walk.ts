@@ -1,4 +1,4 @@
-import { lstatSync, readdirSync, readlinkSync } from 'node:fs';
+import { lstatSync, readdirSync, readlinkSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FileRecord, FileType } from '../index-db/file-record.ts';
 import type { Ignores } from './ignores.ts';
@@ -70,6 +70,11 @@ export async function* walk(
 interface WalkOptions {
   problems: WalkProblem[];
   unreadable: Set<string>;
+  /**
+   * Names not in Unicode's NFC form renamed to it (Syncthing's autoNormalize), so that every device
+   * names a file alike; without it, such names are problems and left out.
+   */
+  autoNormalize?: boolean;
   /** What is not indexed: an ignored directory is not entered, unless a `!` pattern may match below. */
   ignores?: Ignores;
 }
@@ -98,12 +103,44 @@ function pushListing(
     return;
   }
   const kept: string[] = [];
-  for (const name of names) {
-    if ((relative === '' && internal.has(name)) || isTemporary(name)) continue;
+  for (const listed of names) {
+    const name = normalized(directory, relative, listed, options);
+    if (name === undefined || (relative === '' && internal.has(name)) || isTemporary(name)) continue;
     kept.push(relative === '' ? name : `${relative}/${name}`);
   }
   kept.sort();
   for (let i = kept.length - 1; i >= 0; i--) stack.push(kept[i] as string);
+}
+
+// A listed name in NFC, as Syncthing's scanner takes it on Linux (walk.go normalizePath): renamed on
+// disk when nothing has the NFC name yet; undefined (and a problem) when it cannot be.
+function normalized(
+  directory: string,
+  relative: string,
+  name: string,
+  options: WalkOptions,
+): string | undefined {
+  const nfc = name.normalize('NFC');
+  if (nfc === name) return name;
+  const problem = (error: string) => {
+    options.problems.push({ name: relative === '' ? name : `${relative}/${name}`, error });
+    return undefined;
+  };
+  if (!options.autoNormalize) {
+    return problem('the name is not in Unicode NFC form (autoNormalize is off, so it is left out)');
+  }
+  try {
+    lstatSync(join(directory, nfc));
+    return problem(`the name is not in Unicode NFC form, and its NFC form ${JSON.stringify(nfc)} exists too`);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return problem(describe(error));
+  }
+  try {
+    renameSync(join(directory, name), join(directory, nfc));
+    return nfc;
+  } catch (error) {
+    return problem(`the name is not in Unicode NFC form and could not be renamed to it: ${describe(error)}`);
+  }
 }
 
 // The names of a directory that are valid UTF-8; the others reported as problems.

@@ -1,4 +1,4 @@
-import { chmod, mkdir, mkdtemp, rm, symlink, utimes, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, rm, symlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { execa } from 'execa';
 import { packageRoot } from '../../../shared/paths.ts';
@@ -21,7 +21,7 @@ async function setup(t: Test) {
   });
   const folder = { id: 'f', path, markerName: '.stfolder', ignorePerms: false, modTimeWindowS: 0 };
   const scan = (under?: string[]) => scanFolder({ folder, db, hasher, shortId: me, under });
-  return { path, db, scan, folder };
+  return { path, db, scan, folder, hasher };
 }
 
 t.test('a first scan records every file, directory and symlink; a second finds nothing new', async (t) => {
@@ -274,4 +274,30 @@ t.test('a file that disappears while the folder is scanned is named, and recorde
   const result = await scanFolder({ folder, db, hasher, shortId: me });
   t.match(result.problems, [{ name: 'short-lived', error: /disappeared while the folder was scanned/ }]);
   t.match(db.file('f', 'short-lived'), { deleted: true });
+});
+
+t.test('a name not in Unicode NFC is renamed to it, as Syncthing does; or named as a problem', async (t) => {
+  const { path, db, scan, folder, hasher } = await setup(t);
+  const nfd = 'cafe\u0301'; // "café" with a combining accent
+  const nfc = nfd.normalize('NFC');
+  await mkdir(join(path, `dir ${nfd}`));
+  await writeFile(join(path, `dir ${nfd}`, `${nfd}.txt`), 'decomposed');
+  const result = await scan();
+  t.same(result.problems, []);
+  t.same(
+    result.changes.map((change) => change.name),
+    [`dir ${nfc}`, `dir ${nfc}/${nfc}.txt`],
+    'indexed by their NFC names',
+  );
+  t.same(await readdir(join(path, `dir ${nfc}`)), [`${nfc}.txt`], 'and renamed so on disk');
+  t.ok(db.file('f', `dir ${nfc}/${nfc}.txt`));
+
+  // Both forms there: the decomposed one is left alone and named.
+  await writeFile(join(path, `${nfd}.md`), 'decomposed');
+  await writeFile(join(path, `${nfc}.md`), 'composed');
+  const both = await scan();
+  t.match(both.problems, [{ name: `${nfd}.md`, error: /NFC form .* exists too/ }]);
+  // Without autoNormalize: named, and left out.
+  const off = await scanFolder({ folder: { ...folder, autoNormalize: false }, db, hasher, shortId: me });
+  t.match(off.problems, [{ name: `${nfd}.md`, error: /autoNormalize is off/ }]);
 });
