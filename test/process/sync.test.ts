@@ -2,7 +2,19 @@
 // folder (and the changes that follow, and a reset of its index rebuilds without a conflict), a
 // conflict settles the same way on both sides, and three devices pass files through each other.
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import {
+  chmod,
+  mkdir,
+  readdir,
+  readFile,
+  readlink,
+  rename,
+  rm,
+  stat,
+  symlink,
+  utimes,
+  writeFile,
+} from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { api, startDevice, withNewWorker } from '../helpers/service.ts';
@@ -30,6 +42,9 @@ t.test(
     });
     const [theirs, mine] = [join(dir, 'theirs'), join(dir, 'ours')];
     await writeFile(join(theirs, 'random.bin'), randomBytes(1_000_000));
+    // A name written decomposed (NFD): Syncthing indexes it composed (NFC), as syncd does. A symlink.
+    await writeFile(join(theirs, 'cafe\u0301.txt'), 'decomposed\n');
+    await symlink('sub/b.bin', join(theirs, 'link'));
     await chmod(join(theirs, 'a.txt'), 0o600);
     await mkdir(join(theirs, '.stfolder'));
     const syncthing = await startSyncthing(t);
@@ -50,6 +65,13 @@ t.test(
       t.equal(ours.mode & 0o777, original.mode & 0o777, `${name}: the same permissions`);
     }
     t.ok((await stat(join(mine, 'empty-dir'))).isDirectory(), 'an empty directory too');
+    const nfc = 'café.txt'.normalize('NFC');
+    t.equal(await pollUntil('café.txt pulled', () => readFile(join(mine, nfc), 'utf8')), 'decomposed\n');
+    t.equal(
+      await pollUntil('the symlink pulled', () => readlink(join(mine, 'link'))),
+      'sub/b.bin',
+      'a symlink',
+    );
     const seen = await api<Record<string, { lastSeen: string }>>(syncd, 'GET', '/rest/stats/device');
     t.ok(Date.now() - Date.parse(seen[syncthing.id]?.lastSeen ?? '') < 60_000, 'Syncthing seen just now');
     const folderStats = await api<Record<string, { lastScan: string; lastFile: { filename: string } }>>(
@@ -116,7 +138,7 @@ t.test(
           'GET',
           '/rest/db/status?folder=pulled',
         );
-        return answer.state === 'idle' && answer.localFiles === 4;
+        return answer.state === 'idle' && answer.localFiles === 5;
       },
       60_000,
     );
@@ -162,6 +184,22 @@ t.test(
       'x.txt pulled',
       () => readFile(join(mine, 'x.txt'), 'utf8').then((text) => text === 'the original\n'),
       60_000,
+    );
+    // From syncd: a name written decomposed arrives composed, and a symlink as a symlink.
+    await writeFile(join(mine, 'nai\u0308ve.txt'), 'from syncd\n');
+    await symlink('x.txt', join(mine, 'to-x'));
+    await api(syncd, 'POST', '/rest/db/scan?folder=both');
+    await pollUntil(
+      'the NFC name and the symlink on Syncthing',
+      async () =>
+        (await readFile(join(theirs, 'naïve.txt'.normalize('NFC')), 'utf8').catch(() => '')) ===
+          'from syncd\n' && (await readlink(join(theirs, 'to-x')).catch(() => '')) === 'x.txt',
+      60_000,
+    );
+    t.same(
+      (await readdir(mine)).filter((name) => name.startsWith('na')),
+      ['naïve.txt'.normalize('NFC')],
+      'renamed to NFC on syncd as well',
     );
 
     // Apart, each side changes the file its own way; Syncthing's change is the later one.

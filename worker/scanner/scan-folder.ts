@@ -168,7 +168,8 @@ export async function scanFolder(options: ScanOptions): Promise<ScanResult> {
         modifiedBy: shortId,
         deleted: false,
         invalid: false,
-        noPermissions: folder.ignorePerms,
+        // A symlink has no permissions of its own (Syncthing records it so).
+        noPermissions: folder.ignorePerms || entry.type === 'symlink',
         version: versionOf(entry.name),
         blockSize: outcome?.blockSize ?? 0,
         blocks: outcome?.blocks ?? [],
@@ -259,13 +260,14 @@ export async function scanFolder(options: ScanOptions): Promise<ScanResult> {
 
 function unchanged(previous: FileSummary, entry: DiskEntry, folder: ScanTarget): boolean {
   if (previous.deleted || previous.invalid || previous.type !== entry.type) return false;
-  if (!folder.ignorePerms && previous.permissions !== entry.permissions) return false;
   if (entry.type === 'symlink') return previous.symlinkTarget === entry.symlinkTarget;
+  if (!folder.ignorePerms && previous.permissions !== entry.permissions) return false;
   if (entry.type === 'directory') return true;
   if (previous.size !== entry.size) return false;
-  // Times set by syncd itself (a pulled file) land within a microsecond of the version's: Node sets
-  // them from a double, not in nanoseconds.
-  const window = Math.max(folder.modTimeWindowS * 1e9, 1000);
+  // Times set by syncd itself (a pulled file) land within a microsecond or two of the version's: Node
+  // sets them from a double, not in nanoseconds, and the kernel keeps what it is given to the
+  // microsecond (so a time just below a microsecond's end can land a whole microsecond before it).
+  const window = Math.max(folder.modTimeWindowS * 1e9, 2000);
   const difference = (entry.modifiedS - previous.modifiedS) * 1e9 + (entry.modifiedNs - previous.modifiedNs);
   return Math.abs(difference) < window;
 }
@@ -314,7 +316,7 @@ function sameAsGlobal(
 ): boolean {
   if (!equivalent({ ...scanned, sequence: 0 }, global, folder.ignorePerms)) return false;
   if (scanned.deleted || scanned.type !== 'file') return true;
-  const window = Math.max(folder.modTimeWindowS * 1e9, 1000);
+  const window = Math.max(folder.modTimeWindowS * 1e9, 2000);
   const difference = (scanned.modifiedS - global.modifiedS) * 1e9 + (scanned.modifiedNs - global.modifiedNs);
   return Math.abs(difference) < window;
 }

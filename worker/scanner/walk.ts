@@ -175,7 +175,7 @@ function entryOf(root: string, name: string, problems: WalkProblem[]): DiskEntry
       name,
       type,
       size: type === 'file' ? Number(stats.size) : 0,
-      permissions: Number(stats.mode & 0o777n),
+      permissions: type === 'symlink' ? 0 : Number(stats.mode & 0o777n),
       modifiedS: Number(stats.mtimeNs / 1_000_000_000n),
       modifiedNs: Number(stats.mtimeNs % 1_000_000_000n),
       symlinkTarget: type === 'symlink' ? readlinkSync(path) : '',
