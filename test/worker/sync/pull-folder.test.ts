@@ -1,0 +1,114 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, readFile, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
+import { temporaryName } from '../../../worker/devices/block-server.ts';
+import type { BlockRequest } from '../../../worker/devices/device-connections.ts';
+import { EventLog } from '../../../worker/events/event-log.ts';
+import type { FileRecord } from '../../../worker/index-db/file-record.ts';
+import { IndexDb } from '../../../worker/index-db/index-db.ts';
+import { HasherPool } from '../../../worker/scanner/hasher-pool.ts';
+import { scanFolder } from '../../../worker/scanner/scan-folder.ts';
+import { pullFolder } from '../../../worker/sync/pull-folder.ts';
+import { recordingLogger } from '../../helpers/app.ts';
+
+// The devices are played by `answer`, which serves blocks from the source folder's real file; the
+// records they announce are what the real scanner made of it. What is tested is the puller itself:
+// what it asks for, what it accepts, what it writes.
+const FILE = 'big.bin';
+const SIZE = 1024 * 1024 + 777; // 9 blocks of 128 KiB, the last one short
+
+async function setup(t: Test, devices: string[]) {
+  const dir = t.testdir({ source: { '.stfolder': {} }, target: { '.stfolder': {} } });
+  const [source, target] = [join(dir, 'source'), join(dir, 'target')];
+  const content = randomBytes(SIZE);
+  await writeFile(join(source, FILE), content);
+  const sourceDb = await IndexDb.open(join(dir, 'source.sqlite'));
+  const db = await IndexDb.open(join(dir, 'target.sqlite'));
+  const hasher = new HasherPool(1);
+  t.teardown(async () => {
+    await hasher.close();
+    sourceDb.close();
+    db.close();
+  });
+  const folder = { id: 'f', path: source, markerName: '.stfolder', ignorePerms: false, modTimeWindowS: 0 };
+  await scanFolder({ folder, db: sourceDb, hasher, shortId: 7n });
+  const record = sourceDb.file('f', FILE) as FileRecord;
+  for (const device of devices) db.putRemote('f', device, [record], true);
+  const asked: Array<{ device: string; offset: bigint }> = [];
+  const { logger, warnings } = recordingLogger();
+  const pull = (answer: (device: string, block: BlockRequest) => Buffer, connected = devices) =>
+    pullFolder({
+      folder: { id: 'f', path: target, ignorePerms: false },
+      db,
+      connected: () => new Set(connected),
+      request: async (device, block) => {
+        asked.push({ device, offset: block.offset });
+        return answer(device, block);
+      },
+      recorded: () => {},
+      events: new EventLog(),
+      logger,
+    });
+  const honest = (_device: string, block: BlockRequest) =>
+    content.subarray(Number(block.offset), Number(block.offset) + block.size);
+  return { target, content, record, db, pull, honest, asked, warnings };
+}
+
+t.test('a block with the wrong content is refused and asked of another device', async (t) => {
+  const { target, content, pull, honest, asked, warnings } = await setup(t, ['HONEST', 'LIAR']);
+  const result = await pull((device, block) => {
+    const data = Buffer.from(honest(device, block));
+    if (device === 'LIAR') data[0] = (data[0] ?? 0) ^ 0xff;
+    return data;
+  });
+  t.same(result.problems, []);
+  t.ok((await readFile(join(target, FILE))).equals(content), 'the file has the right content');
+  t.ok(
+    asked.some((entry) => entry.device === 'LIAR'),
+    'the liar was asked',
+  );
+  t.match(warnings.join('\n'), /LIAR sent a block that is not the one asked for/, 'and that is logged');
+});
+
+t.test('with only a device that sends wrong content, nothing is written in place', async (t) => {
+  const { target, pull, honest } = await setup(t, ['LIAR']);
+  const result = await pull((device, block) => {
+    const data = Buffer.from(honest(device, block));
+    data[data.length - 1] = (data[data.length - 1] ?? 0) ^ 1;
+    return data;
+  });
+  t.match(result.problems, [{ name: FILE, error: /not the one asked for/ }], 'a problem, named');
+  await t.rejects(stat(join(target, FILE)), { code: 'ENOENT' }, 'no file with wrong content');
+});
+
+t.test(
+  'a pull interrupted mid-file resumes from its temporary file: only the missing blocks are asked for',
+  async (t) => {
+    const { target, content, record, pull, honest, asked } = await setup(t, ['HONEST']);
+    // What an interrupted pull left: the first four blocks written, the rest not (and one garbled).
+    const temporary = join(target, temporaryName(FILE));
+    const handle = await open(temporary, 'w+');
+    await handle.write(content.subarray(0, 4 * 131072), 0, 4 * 131072, 0);
+    await handle.write(Buffer.alloc(10, 1), 0, 10, 2 * 131072);
+    await handle.close();
+    const result = await pull(honest);
+    t.same(result.problems, []);
+    t.ok((await readFile(join(target, FILE))).equals(content), 'the file is whole and right');
+    t.same(
+      asked.map((entry) => Number(entry.offset) / 131072).sort((a, b) => a - b),
+      [2, ...Array.from({ length: record.blocks.length - 4 }, (_, i) => i + 4)],
+      'the garbled block and the ones never written were asked for; the three good ones were reused',
+    );
+    await t.rejects(stat(temporary), { code: 'ENOENT' }, 'the temporary file became the file');
+  },
+);
+
+t.test('a subdirectory that does not exist yet is made', async (t) => {
+  const { db, record, pull, honest, target, content } = await setup(t, ['HONEST']);
+  db.putRemote('f', 'HONEST', [{ ...record, name: `deep/er/${FILE}`, sequence: 2 }], false);
+  await mkdir(join(target, 'deep'));
+  const result = await pull(honest);
+  t.same(result.problems, []);
+  t.ok((await readFile(join(target, 'deep', 'er', FILE))).equals(content));
+});
