@@ -1,10 +1,12 @@
 // Synchronizing folders between syncd and real Syncthing 1.19 devices, on loopback: syncd pulls a
 // folder (and the changes that follow, and a reset of its index rebuilds without a conflict), a
-// conflict settles the same way on both sides, and three devices pass files through each other.
-import { randomBytes } from 'node:crypto';
+// conflict settles the same way on both sides, three devices pass files through each other, and a
+// large transfer interrupted twice (a restart, a worker killed) goes on from its temporary file.
+import { createHash, randomBytes } from 'node:crypto';
 import {
   chmod,
   mkdir,
+  open,
   readdir,
   readFile,
   readlink,
@@ -297,6 +299,71 @@ t.test(
       await readFile(join(dir, 'hub', 'from-b.txt'), 'utf8'),
       'written on the second syncd\n',
       'and on the hub',
+    );
+  },
+);
+
+t.test(
+  'a restart and a worker crash in the middle of a large transfer: the pull goes on from its temporary file',
+  { skip },
+  async (t) => {
+    const dir = t.testdir({ theirs: { '.stfolder': {} }, ours: {} });
+    const [theirs, mine] = [join(dir, 'theirs'), join(dir, 'ours')];
+    const SIZE = 64 * 1024 * 1024;
+    const source = createHash('sha256');
+    const handle = await open(join(theirs, 'big.bin'), 'w');
+    for (let written = 0; written < SIZE; written += 1024 * 1024) {
+      const chunk = randomBytes(1024 * 1024);
+      source.update(chunk);
+      await handle.write(chunk);
+    }
+    await handle.close();
+    const syncthing = await startSyncthing(t);
+    // Syncthing sends at 16 MB/s, loopback included: the transfer takes about four seconds, long
+    // enough to be interrupted twice in its middle.
+    await syncthing.call('PATCH', '/rest/config/options', { maxSendKbps: 16000, limitBandwidthInLan: true });
+    const { syncd, id: myID, listen } = await startDevice(t);
+    await shareFolder({
+      syncthing,
+      device: { id: myID, listen, call: (method, path, body) => api(syncd, method, path, body) },
+      folder: 'big',
+      theirs,
+      mine,
+    });
+    // What the worker holding the service now has received from Syncthing.
+    const received = async () => {
+      const { connections } = await api<{ connections: Record<string, { inBytesTotal: number }> }>(
+        syncd,
+        'GET',
+        '/rest/system/connections',
+      );
+      return connections[syncthing.id]?.inBytesTotal ?? 0;
+    };
+    await pollUntil('a quarter of the file received', async () => (await received()) > SIZE / 4, 60_000, 10);
+    await withNewWorker(syncd, () => api(syncd, 'POST', '/rest/system/restart'));
+    await pollUntil('another quarter received', async () => (await received()) > SIZE / 4, 60_000, 10);
+    const crashed = await syncd.workerPid();
+    process.kill(crashed, 'SIGKILL');
+    await pollUntil(
+      'a new worker after the crash',
+      async () => (await api<{ pid: number }>(syncd, 'GET', '/rest/system/status')).pid !== crashed,
+      60_000,
+    );
+    await pollUntil(
+      'big.bin complete',
+      async () => (await stat(join(mine, 'big.bin'))).size === SIZE,
+      120_000,
+    );
+    const copy = createHash('sha256')
+      .update(await readFile(join(mine, 'big.bin')))
+      .digest('hex');
+    t.equal(copy, source.digest('hex'), 'the same bytes: nothing lost, nothing garbled');
+    const last = await received();
+    t.ok(last < SIZE / 2, `the last worker received ${last} bytes of ${SIZE}: what was there was reused`);
+    t.same(
+      (await readdir(mine)).filter((name) => name.endsWith('.tmp')),
+      [],
+      'no temporary file left',
     );
   },
 );
