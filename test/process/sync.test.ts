@@ -323,6 +323,8 @@ t.test(
     // enough to be interrupted twice in its middle.
     await syncthing.call('PATCH', '/rest/config/options', { maxSendKbps: 16000, limitBandwidthInLan: true });
     const { syncd, id: myID, listen } = await startDevice(t);
+    // DownloadProgress every second (Syncthing's default is five).
+    await api(syncd, 'PATCH', '/rest/config/options', { progressUpdateIntervalS: 1 });
     await shareFolder({
       syncthing,
       device: { id: myID, listen, call: (method, path, body) => api(syncd, method, path, body) },
@@ -340,6 +342,15 @@ t.test(
       return connections[syncthing.id]?.inBytesTotal ?? 0;
     };
     await pollUntil('a quarter of the file received', async () => (await received()) > SIZE / 4, 60_000, 10);
+    const progress = await pollUntil('a DownloadProgress event for big.bin', async () => {
+      const events = await api<Array<{ data: Record<string, Record<string, { bytesTotal: number }>> }>>(
+        syncd,
+        'GET',
+        '/rest/events?since=0&timeout=0&events=DownloadProgress',
+      );
+      return events.find((event) => event.data.big?.['big.bin']);
+    });
+    t.equal(progress.data.big?.['big.bin']?.bytesTotal, SIZE, 'DownloadProgress tells the file being pulled');
     await withNewWorker(syncd, () => api(syncd, 'POST', '/rest/system/restart'));
     await pollUntil('another quarter received', async () => (await received()) > SIZE / 4, 60_000, 10);
     const crashed = await syncd.workerPid();

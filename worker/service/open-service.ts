@@ -14,6 +14,7 @@ import { Discovery } from '../discovery/discovery.ts';
 import { IndexExchange } from '../devices/index-exchange.ts';
 import { BlockServer } from '../devices/block-server.ts';
 import { pullFolder } from '../sync/pull-folder.ts';
+import { DownloadProgress, emitDownloadProgress } from '../sync/download-progress.ts';
 import type { SyncListening } from '../../shared/ipc/protocol.ts';
 
 /** The service as a worker holds it: the index, the hashing threads, the folders and the devices. */
@@ -65,6 +66,12 @@ export async function openService(context: ServiceContext): Promise<SyncService>
   if (db && context.config.current.folders.length > 0) hasher.warm();
   // The folders, the exchange and the connections hear of each other: bound once all exist.
   const late: { folders?: Folders; connections?: DeviceConnections } = {};
+  const progress = new DownloadProgress();
+  const stopProgress = emitDownloadProgress(
+    progress,
+    context.events,
+    () => context.config.current.options.progressUpdateIntervalS,
+  );
   const exchange = db
     ? new IndexExchange({
         db,
@@ -93,6 +100,7 @@ export async function openService(context: ServiceContext): Promise<SyncService>
             events: context.events,
             logger: context.logger,
             signal,
+            progress,
           }),
       })
     : undefined;
@@ -137,6 +145,7 @@ export async function openService(context: ServiceContext): Promise<SyncService>
     close: async () => {
       // Devices hear why first; then what they might have asked of is let go.
       discovery.close();
+      stopProgress();
       await connections.close();
       blocks?.close();
       await folders?.stop();

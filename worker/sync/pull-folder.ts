@@ -25,6 +25,7 @@ import { type IndexDb, LOCAL } from '../index-db/index-db.ts';
 import { compareVersions, equivalent } from '../index-db/versions.ts';
 import { folderNeed, fullRecords, type NeededItem } from './need.ts';
 import { ByteBudget } from './byte-budget.ts';
+import type { BlockSource, DownloadProgress } from './download-progress.ts';
 
 /** What a pull needs of the folder and of the devices. */
 export interface PullOptions {
@@ -47,6 +48,8 @@ export interface PullOptions {
   events: EventLog;
   logger: Logger;
   signal?: AbortSignal;
+  /** Where each file's blocks come from, for DownloadProgress. */
+  progress?: DownloadProgress;
 }
 
 export interface PullProblem {
@@ -273,6 +276,7 @@ async function buildFile(
     const oldBlocks = new Map<string, { offset: number; size: number }>();
     for (const block of local?.blocks ?? []) oldBlocks.set(block.hash.toString('hex'), block);
     const sources = item.holders.filter((device) => device !== LOCAL);
+    const tracker = options.progress?.track(options.folder.id, item.name, global.blocks.length, global.size);
     let next = 0;
     const work = async () => {
       for (let index = next++; index < global.blocks.length; index = next++) {
@@ -282,18 +286,34 @@ async function buildFile(
         // However many files and blocks are under way, only so many bytes are held at once.
         await budget.take(block.size);
         try {
-          const data =
-            (resumed ? await readChecked(handle, block.offset, block.size, block.hash) : undefined) ??
-            (await fromOld(old, oldBlocks.get(block.hash.toString('hex')), block.hash)) ??
-            (await fromElsewhere(options.folder.path, here().get(block.hash.toString('hex')), block.hash)) ??
-            (await fromDevices(options, sources, item.name, block, index));
+          // Already in the temporary file (an interrupted pull): nothing to write.
+          if (resumed && (await readChecked(handle, block.offset, block.size, block.hash))) {
+            tracker?.block('reused', block.size);
+            continue;
+          }
+          const hex = block.hash.toString('hex');
+          let source: BlockSource = 'copiedFromOrigin';
+          let data = await fromOld(old, oldBlocks.get(hex), block.hash);
+          if (!data) {
+            source = 'copiedFromElsewhere';
+            data = await fromElsewhere(options.folder.path, here().get(hex), block.hash);
+          }
+          if (!data) {
+            source = 'pulled';
+            data = await fromDevices(options, sources, item.name, block, index);
+          }
           await handle.write(data, 0, data.length, block.offset);
+          tracker?.block(source, block.size);
         } finally {
           budget.give(block.size);
         }
       }
     };
-    await Promise.all(Array.from({ length: Math.min(IN_FLIGHT, global.blocks.length) }, work));
+    try {
+      await Promise.all(Array.from({ length: Math.min(IN_FLIGHT, global.blocks.length) }, work));
+    } finally {
+      tracker?.done();
+    }
     await handle.sync();
   } finally {
     await handle.close();

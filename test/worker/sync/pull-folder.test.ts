@@ -9,6 +9,7 @@ import type { FileRecord } from '../../../worker/index-db/file-record.ts';
 import { IndexDb } from '../../../worker/index-db/index-db.ts';
 import { HasherPool } from '../../../worker/scanner/hasher-pool.ts';
 import { scanFolder } from '../../../worker/scanner/scan-folder.ts';
+import { DownloadProgress, type FileProgress } from '../../../worker/sync/download-progress.ts';
 import { pullFolder } from '../../../worker/sync/pull-folder.ts';
 import { recordingLogger } from '../../helpers/app.ts';
 
@@ -37,8 +38,23 @@ async function setup(t: Test, devices: string[]) {
   for (const device of devices) db.putRemote('f', device, [record], true);
   const asked: Array<{ device: string; offset: bigint }> = [];
   const { logger, warnings } = recordingLogger();
+  // What each file's progress was when its blocks were all there.
+  const finished: Record<string, FileProgress> = {};
+  const progress = new (class extends DownloadProgress {
+    override track(folder: string, name: string, blocks: number, bytes: number) {
+      const tracker = super.track(folder, name, blocks, bytes);
+      return {
+        ...tracker,
+        done: () => {
+          finished[name] = this.snapshot()[folder]?.[name] as FileProgress;
+          tracker.done();
+        },
+      };
+    }
+  })();
   const pull = (answer: (device: string, block: BlockRequest) => Buffer, connected = devices) =>
     pullFolder({
+      progress,
       folder: { id: 'f', path: target, ignorePerms: false },
       db,
       connected: () => new Set(connected),
@@ -52,7 +68,7 @@ async function setup(t: Test, devices: string[]) {
     });
   const honest = (_device: string, block: BlockRequest) =>
     content.subarray(Number(block.offset), Number(block.offset) + block.size);
-  return { target, content, record, db, pull, honest, asked, warnings };
+  return { target, content, record, db, pull, honest, asked, warnings, finished, progress };
 }
 
 t.test('a block with the wrong content is refused and asked of another device', async (t) => {
@@ -85,7 +101,7 @@ t.test('with only a device that sends wrong content, nothing is written in place
 t.test(
   'a pull interrupted mid-file resumes from its temporary file: only the missing blocks are asked for',
   async (t) => {
-    const { target, content, record, pull, honest, asked } = await setup(t, ['HONEST']);
+    const { target, content, record, pull, honest, asked, finished, progress } = await setup(t, ['HONEST']);
     // What an interrupted pull left: the first four blocks written, the rest not (and one garbled).
     const temporary = join(target, temporaryName(FILE));
     const handle = await open(temporary, 'w+');
@@ -101,6 +117,12 @@ t.test(
       'the garbled block and the ones never written were asked for; the three good ones were reused',
     );
     await t.rejects(stat(temporary), { code: 'ENOENT' }, 'the temporary file became the file');
+    t.match(
+      finished[FILE],
+      { total: 9, reused: 3, pulled: 6, pulling: 0, bytesDone: SIZE, bytesTotal: SIZE },
+      "DownloadProgress: the blocks by where they came from, in Syncthing's shape",
+    );
+    t.same(progress.snapshot(), {}, 'and nothing is in progress once the pull ended');
   },
 );
 
