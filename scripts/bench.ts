@@ -178,7 +178,8 @@ async function syncRows(): Promise<void> {
   try {
     const { syncBench } = await import('./bench/sync.ts');
     const times = await syncBench(tree);
-    const what = `${tree.files} files, ${fmt(tree.bytes / 2 ** 20)} MiB`;
+    const what = `${tree.files} files, ${fmt(tree.bytes / 2 ** 20)} MiB, median of ${times.runs.toSyncd.length}`;
+    process.stderr.write(`runs (ms): ${JSON.stringify(times.runs)}\n`);
     row(
       `${what}, Syncthing to syncd (ms; Syncthing: to Syncthing)`,
       compare(times.toSyncd, times.syncthing),
@@ -190,6 +191,12 @@ async function syncRows(): Promise<void> {
       compare(times.fromSyncd, times.syncthing),
       '≤ Syncthing',
       verdict(times.fromSyncd <= times.syncthing, `${fmt(times.fromSyncd / times.syncthing, 2)}×`),
+    );
+    row(
+      "syncd's worker RSS while it pulled, largest (MB)",
+      { syncd: fmt(times.pullRssMb), syncthing: '–', ratio: '' },
+      'bounded',
+      '',
     );
   } finally {
     await tree.remove();

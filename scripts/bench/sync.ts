@@ -1,7 +1,9 @@
 // Moving a folder between devices (issue 13): the same tree (one large file and thousands of small
 // ones) from a Syncthing to another Syncthing, from a Syncthing to syncd, and from syncd to a Syncthing,
 // on loopback, measured from the moment the receiver shares the folder until its GET /rest/db/status
-// says it has every file and needs nothing (polled every 50 ms).
+// says it has every file and needs nothing (polled every 50 ms); each direction `rounds` times, to a
+// new receiver each time, and the median taken (single runs moved by a factor of two here).
+// syncd's worker RSS is sampled while it pulls.
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,8 +21,17 @@ type Status = { localFiles: number; needTotalItems: number; state: string };
 
 const FOLDER = { fsWatcherEnabled: false, rescanIntervalS: 3600 };
 
-/** Milliseconds for each direction: Syncthing → Syncthing, Syncthing → syncd, syncd → Syncthing. */
-export async function syncBench(tree: Tree): Promise<Record<'syncthing' | 'toSyncd' | 'fromSyncd', number>> {
+/** Milliseconds for each direction, the median of `rounds` (each run listed), and syncd's worker RSS. */
+export interface SyncFigures {
+  syncthing: number;
+  toSyncd: number;
+  fromSyncd: number;
+  runs: Record<'syncthing' | 'toSyncd' | 'fromSyncd', number[]>;
+  /** The largest RSS of syncd's worker while it pulled (MB). */
+  pullRssMb: number;
+}
+
+export async function syncBench(tree: Tree, rounds = 3): Promise<SyncFigures> {
   const teardowns: Array<() => unknown> = [];
   const t = { teardown: (fn: () => unknown) => void teardowns.push(fn) };
   const scratch = await mkdtemp(join(tmpdir(), 'syncd-bench-sync-'));
@@ -45,7 +56,12 @@ export async function syncBench(tree: Tree): Promise<Record<'syncthing' | 'toSyn
       };
     };
     /** The sender shares the tree (scanned first), the receiver an empty folder; the time until it has all. */
-    const move = async (sender: Peer, receiver: Peer, id: string): Promise<number> => {
+    const move = async (
+      sender: Peer,
+      receiver: Peer,
+      id: string,
+      sample?: () => Promise<void>,
+    ): Promise<number> => {
       await sender.call('POST', '/rest/config/devices', {
         deviceID: receiver.id,
         addresses: [receiver.listen],
@@ -94,6 +110,7 @@ export async function syncBench(tree: Tree): Promise<Record<'syncthing' | 'toSyn
       await pollUntil(
         `${id}: the receiver in sync`,
         async () => {
+          await sample?.();
           const status = (await receiver.call('GET', '/rest/db/status?folder=bench')) as Status;
           return status.localFiles === tree.files && status.needTotalItems === 0;
         },
@@ -103,10 +120,32 @@ export async function syncBench(tree: Tree): Promise<Record<'syncthing' | 'toSyn
       return performance.now() - started;
     };
     const source = await syncthingPeer('source');
-    const syncthing = await move(source, await syncthingPeer('receiver'), 'to-syncthing');
-    const toSyncd = await move(source, await syncdPeer(), 'to-syncd');
-    const fromSyncd = await move(await syncdPeer(), await syncthingPeer('from-syncd'), 'from-syncd');
-    return { syncthing, toSyncd, fromSyncd };
+    const syncdSource = await syncdPeer();
+    const runs: SyncFigures['runs'] = { syncthing: [], toSyncd: [], fromSyncd: [] };
+    let pullRssMb = 0;
+    for (let round = 0; round < rounds; round++) {
+      runs.syncthing.push(
+        await move(source, await syncthingPeer(`receiver-${round}`), `to-syncthing-${round}`),
+      );
+      const receiver = await syncdPeer();
+      const sample = async () => {
+        const status = (await receiver.call('GET', '/rest/system/status')) as { memory?: { rss?: number } };
+        pullRssMb = Math.max(pullRssMb, (status.memory?.rss ?? 0) / 1e6);
+      };
+      runs.toSyncd.push(await move(source, receiver, `to-syncd-${round}`, sample));
+      runs.fromSyncd.push(
+        await move(syncdSource, await syncthingPeer(`from-syncd-${round}`), `from-syncd-${round}`),
+      );
+    }
+    const median = (values: number[]) =>
+      [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
+    return {
+      syncthing: median(runs.syncthing),
+      toSyncd: median(runs.toSyncd),
+      fromSyncd: median(runs.fromSyncd),
+      runs,
+      pullRssMb,
+    };
   } finally {
     for (const fn of teardowns.reverse()) await fn();
   }
