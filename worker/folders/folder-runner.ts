@@ -13,7 +13,12 @@ import { scanFolder } from '../scanner/scan-folder.ts';
 import type { WalkProblem } from '../scanner/walk.ts';
 import { completionReport, folderNeed } from '../sync/need.ts';
 import { folderSummary } from './folder-summary.ts';
-import { type FolderChange, overrideRemoteChanges, revertLocalChanges } from '../sync/folder-types.ts';
+import {
+  adoptEqualVersions,
+  type FolderChange,
+  overrideRemoteChanges,
+  revertLocalChanges,
+} from '../sync/folder-types.ts';
 
 /** Syncthing's folder states (st:lib/model/folderstate.go), as far as a folder without peers has them. */
 export type FolderState = 'idle' | 'scan-waiting' | 'scanning' | 'syncing' | 'error' | 'paused';
@@ -159,7 +164,14 @@ export class FolderRunner {
     // Once a second at most: an index comes in many batches, and each summary reads the whole folder.
     this.#summaryTimer ??= setTimeout(() => {
       this.#summaryTimer = undefined;
-      if (!this.#running && !this.#stopped) this.#summarize();
+      if (this.#running || this.#stopped) return;
+      // A send-only folder takes the versions of what it has the same already (then summarized).
+      const { db } = this.#options;
+      const { id, ignorePerms, modTimeWindowS, type, paused } = this.#config;
+      const adopt = () => adoptEqualVersions(db, { id, ignorePerms, modTimeWindowS });
+      if (type === 'sendonly' && !paused && adopt().records.length > 0)
+        this.#change(async () => adopt()).catch(() => {});
+      else this.#summarize();
     }, 1000);
     this.#summaryTimer.unref();
   }
@@ -241,7 +253,10 @@ export class FolderRunner {
           for (const resolve of waiters) resolve();
           // What devices have may be needed now that this one's files are known (nothing is, while
           // no device has sent an index of the folder).
-          if (this.#state === 'idle' && this.#options.db.hasRemote(this.id)) this.pullSoon();
+          if (this.#state === 'idle' && this.#options.db.hasRemote(this.id)) {
+            if (this.#config.type === 'sendonly') this.remoteUpdated();
+            else this.pullSoon();
+          }
         } else {
           this.#pullWanted = false;
           await this.#pullOnce();

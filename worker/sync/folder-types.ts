@@ -51,6 +51,29 @@ export function overrideRemoteChanges(db: IndexDb, folder: string, shortId: bigi
 }
 
 /**
+ * What a send-only folder takes of the others' changes (Syncthing's sendOnlyFolder.pull): only the
+ * versions of files it has the same already (same content, permissions unless ignored, and time), so
+ * that they are no longer counted as needed. Nothing on disk changes.
+ */
+export function adoptEqualVersions(
+  db: IndexDb,
+  folder: { id: string; ignorePerms: boolean; modTimeWindowS: number },
+): FolderChange {
+  const records: Unsequenced[] = [];
+  for (const item of folderNeed(db, folder.id).needed) {
+    if (!item.own || isInvalid(item.own)) continue;
+    const own = db.file(folder.id, item.name);
+    const global = db.file(folder.id, item.name, item.holders[0]);
+    if (!own || !global || !equivalent(own, global, folder.ignorePerms)) continue;
+    const window = Math.max(folder.modTimeWindowS * 1e9, 2000);
+    const apart = (own.modifiedS - global.modifiedS) * 1e9 + (own.modifiedNs - global.modifiedNs);
+    if (global.type === 'file' && !global.deleted && Math.abs(apart) >= window) continue;
+    records.push(withoutSequence(global));
+  }
+  return { records, problems: [] };
+}
+
+/**
  * Syncthing's revert of a receive-only folder (POST /rest/db/revert): the changes kept here are given
  * up for what the other devices have. A change to something others have loses its version, so that
  * the next pull brings theirs back (without a conflict copy: an empty version is older than any);

@@ -8,7 +8,11 @@ import { compareVersions } from '../../../worker/index-db/versions.ts';
 import { hashFile } from '../../../worker/scanner/blocks.ts';
 import { HasherPool } from '../../../worker/scanner/hasher-pool.ts';
 import { scanFolder } from '../../../worker/scanner/scan-folder.ts';
-import { overrideRemoteChanges, revertLocalChanges } from '../../../worker/sync/folder-types.ts';
+import {
+  adoptEqualVersions,
+  overrideRemoteChanges,
+  revertLocalChanges,
+} from '../../../worker/sync/folder-types.ts';
 import { folderNeed } from '../../../worker/sync/need.ts';
 
 // Two devices in one index: this one (short ID `me`) and a peer whose records are put as an Index
@@ -130,4 +134,39 @@ t.test("send-only: an override makes this device's versions newer than the peer'
   t.equal(compareVersions(ours.version, peerVersion), 'greater', 'our file, with a version above theirs');
   t.equal(ours.size, shared.size, 'as it is here');
   t.match(db.file('f', 'theirs.txt'), { deleted: true }, 'what only they have becomes a deletion');
+});
+
+t.test('send-only: a peer version of what this device has the same already is taken, no other', async (t) => {
+  const { db, shared } = await setup(t, false);
+  const same = [...shared.version, { id: peerShort, value: 3n }];
+  db.putRemote(
+    'f',
+    PEER,
+    [
+      // The same content and time under a newer version (the peer touched nothing but the version).
+      { ...shared, version: same, sequence: 2, modifiedBy: peerShort },
+      // Another file, different: not taken.
+      {
+        ...shared,
+        name: 'other.txt',
+        version: [{ id: peerShort, value: 4n }],
+        sequence: 3,
+        modifiedBy: peerShort,
+      },
+    ],
+    false,
+  );
+  const { records } = adoptEqualVersions(db, { id: 'f', ignorePerms: false, modTimeWindowS: 0 });
+  t.same(
+    records.map((record) => record.name),
+    ['shared.txt'],
+    'only the equal one',
+  );
+  db.update('f', records);
+  t.same(db.file('f', 'shared.txt')?.version, same, 'with the peer version');
+  t.same(
+    folderNeed(db, 'f').needed.map((item) => item.name),
+    ['other.txt'],
+    'what differs stays needed',
+  );
 });
