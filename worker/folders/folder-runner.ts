@@ -290,17 +290,7 @@ export class FolderRunner {
         shortId,
         under,
         signal: this.#abort.signal,
-        onBatch: (records) => {
-          const last = records.at(-1);
-          events.log('LocalIndexUpdated', {
-            folder: folder.id,
-            items: records.length,
-            filenames: records.slice(0, 100).map((record) => record.name),
-            sequence: last?.sequence ?? 0,
-            version: last?.sequence ?? 0,
-          });
-          this.#options.onLocalUpdate?.(folder.id, records);
-        },
+        onBatch: (records) => this.#localUpdated(records),
         onProgress: (current, total) => {
           const now = Date.now();
           if (now - lastProgress < 2000) return;
@@ -372,6 +362,19 @@ export class FolderRunner {
     return this.#change(() => revertLocalChanges(db, { id, path: this.path, ignorePerms }, shortId));
   }
 
+  // Local changes recorded: told as Syncthing's LocalIndexUpdated, and sent to the devices.
+  #localUpdated(records: FileRecord[]): void {
+    const last = records.at(-1);
+    this.#options.events.log('LocalIndexUpdated', {
+      folder: this.id,
+      items: records.length,
+      filenames: records.slice(0, 100).map((record) => record.name),
+      sequence: last?.sequence ?? 0,
+      version: last?.sequence ?? 0,
+    });
+    this.#options.onLocalUpdate?.(this.id, records);
+  }
+
   #change(make: () => Promise<FolderChange>): Promise<void> {
     if (this.#stopped) return Promise.reject(new Error(`folder ${this.id} is stopping`));
     return new Promise((resolve, reject) => {
@@ -381,22 +384,11 @@ export class FolderRunner {
   }
 
   async #changeOnce(change: PendingChange): Promise<void> {
-    const { db, events, logger } = this.#options;
+    const { db, logger } = this.#options;
     this.#setState('scanning');
     try {
       const { records, problems } = await change.make();
-      if (records.length > 0) {
-        const written = db.update(this.id, records);
-        const last = written.at(-1);
-        events.log('LocalIndexUpdated', {
-          folder: this.id,
-          items: written.length,
-          filenames: written.slice(0, 100).map((record) => record.name),
-          sequence: last?.sequence ?? 0,
-          version: last?.sequence ?? 0,
-        });
-        this.#options.onLocalUpdate?.(this.id, written);
-      }
+      if (records.length > 0) this.#localUpdated(db.update(this.id, records));
       for (const p of problems)
         logger.warn({ folder: this.id, path: p.name }, `folder ${this.id}: ${p.name}: ${p.error}`);
       change.done();
