@@ -8,6 +8,12 @@ import type { DeviceStore } from './device-connections.ts';
 
 type OfferedFolder = MessageOf<'ClusterConfig'>['folders'][number];
 
+/** By folder, the devices offering it and what each said of it. */
+type PendingFolderList = Record<
+  string,
+  { offeredBy: Record<string, Omit<PendingFolder, 'folder' | 'device'>> }
+>;
+
 /**
  * The folders devices offer that are not shared with them here, as Syncthing keeps them for the user
  * (model.go ccHandleFolders): recorded from each ClusterConfig, gone when the device stops offering
@@ -26,10 +32,8 @@ export class PendingFolders {
   }
 
   /** What Syncthing's GET /rest/cluster/pending/folders answers: by folder, the devices offering it. */
-  list(
-    device?: string,
-  ): Record<string, { offeredBy: Record<string, Omit<PendingFolder, 'folder' | 'device'>> }> {
-    const out: Record<string, { offeredBy: Record<string, Omit<PendingFolder, 'folder' | 'device'>> }> = {};
+  list(device?: string): PendingFolderList {
+    const out: PendingFolderList = {};
     for (const { folder, device: by, ...observed } of this.#store.pendingFolders()) {
       if (device !== undefined && by !== device) continue;
       (out[folder] ??= { offeredBy: {} }).offeredBy[by] = observed;

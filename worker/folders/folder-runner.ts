@@ -168,9 +168,10 @@ export class FolderRunner {
       // A send-only folder takes the versions of what it has the same already (then summarized).
       const { db } = this.#options;
       const { id, ignorePerms, modTimeWindowS, type, paused } = this.#config;
-      const adopt = () => adoptEqualVersions(db, { id, ignorePerms, modTimeWindowS });
-      if (type === 'sendonly' && !paused && adopt().records.length > 0)
-        this.#change(async () => adopt()).catch(() => {});
+      const adopted =
+        type === 'sendonly' && !paused && adoptEqualVersions(db, { id, ignorePerms, modTimeWindowS });
+      // Nothing runs now, so the change is made at once, from what was just found.
+      if (adopted && adopted.records.length > 0) this.#change(async () => adopted).catch(() => {});
       else this.#summarize();
     }, 1000);
     this.#summaryTimer.unref();

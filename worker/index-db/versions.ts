@@ -99,3 +99,28 @@ export function equivalent(a: FileRecord, b: FileRecord, ignorePerms: boolean): 
     a.blocks.every((block, i) => block.hash.equals(b.blocks[i]?.hash ?? Buffer.alloc(0)))
   );
 }
+
+/**
+ * Whether two modification times are the same within the folder's modTimeWindowS. Times set by syncd
+ * itself (a pulled file) land within a microsecond or two of the version's: Node sets them from a
+ * double, not in nanoseconds, and the kernel keeps what it is given to the microsecond (so a time just
+ * below a microsecond's end can land a whole microsecond before it).
+ */
+export function sameTime(
+  a: Pick<FileRecord, 'modifiedS' | 'modifiedNs'>,
+  b: Pick<FileRecord, 'modifiedS' | 'modifiedNs'>,
+  modTimeWindowS: number,
+): boolean {
+  const window = Math.max(modTimeWindowS * 1e9, 2000);
+  return Math.abs((a.modifiedS - b.modifiedS) * 1e9 + (a.modifiedNs - b.modifiedNs)) < window;
+}
+
+/** Equivalent, and for a file there, of the same time too: Syncthing's IsEquivalentOptional. */
+export function equivalentAt(
+  a: Omit<FileRecord, 'sequence'>,
+  b: FileRecord,
+  folder: { ignorePerms: boolean; modTimeWindowS: number },
+): boolean {
+  if (!equivalent({ ...a, sequence: 0 }, b, folder.ignorePerms)) return false;
+  return a.deleted || a.type !== 'file' || sameTime(a, b, folder.modTimeWindowS);
+}

@@ -1,7 +1,8 @@
 import { join } from 'node:path';
-import { bumpVersion, type FileRecord, isInvalid, withoutSequence } from '../index-db/file-record.ts';
-import { type FileSummary, type IndexDb, LOCAL } from '../index-db/index-db.ts';
-import { equivalent, globalVersion } from '../index-db/versions.ts';
+import { bumpVersion, type FileRecord, withoutSequence } from '../index-db/file-record.ts';
+import type { FileSummary, IndexDb } from '../index-db/index-db.ts';
+import { equivalentAt, sameTime } from '../index-db/versions.ts';
+import { globalOfOthers } from '../sync/need.ts';
 import { blockSizeFor } from './blocks.ts';
 import { Ignores } from './ignores.ts';
 import { type HasherPool, HashError } from './hasher-pool.ts';
@@ -263,13 +264,7 @@ function unchanged(previous: FileSummary, entry: DiskEntry, folder: ScanTarget):
   if (entry.type === 'symlink') return previous.symlinkTarget === entry.symlinkTarget;
   if (!folder.ignorePerms && previous.permissions !== entry.permissions) return false;
   if (entry.type === 'directory') return true;
-  if (previous.size !== entry.size) return false;
-  // Times set by syncd itself (a pulled file) land within a microsecond or two of the version's: Node
-  // sets them from a double, not in nanoseconds, and the kernel keeps what it is given to the
-  // microsecond (so a time just below a microsecond's end can land a whole microsecond before it).
-  const window = Math.max(folder.modTimeWindowS * 1e9, 2000);
-  const difference = (entry.modifiedS - previous.modifiedS) * 1e9 + (entry.modifiedNs - previous.modifiedNs);
-  return Math.abs(difference) < window;
+  return previous.size === entry.size && sameTime(previous, entry, folder.modTimeWindowS);
 }
 
 function scopeTest(under: string[] | undefined): (name: string) => boolean {
@@ -294,10 +289,9 @@ function receiveOnlyRecord(
   scanned: Omit<FileRecord, 'sequence'>,
   previous: FileSummary | undefined,
 ): Omit<FileRecord, 'sequence'> | 'forget' {
-  const others = globalVersion(db.versionsOf(folder.id, scanned.name).filter((e) => e.device !== LOCAL));
-  const global = others && !isInvalid(others.global.record) ? others.global.record : undefined;
+  const global = globalOfOthers(db, folder.id, scanned.name);
   if (scanned.deleted && !global && previous?.receiveOnlyChanged) return 'forget';
-  if (global && sameAsGlobal(scanned, global, folder)) {
+  if (global && equivalentAt(scanned, global, folder)) {
     return { ...withoutSequence(global), receiveOnlyChanged: false };
   }
   const keptBefore = previous?.receiveOnlyChanged === true;
@@ -306,17 +300,4 @@ function receiveOnlyRecord(
     receiveOnlyChanged: true,
     version: scanned.deleted && keptBefore ? [] : scanned.version,
   };
-}
-
-// The same content and modification time as the global version: nothing to keep apart.
-function sameAsGlobal(
-  scanned: Omit<FileRecord, 'sequence'>,
-  global: FileRecord,
-  folder: ScanTarget,
-): boolean {
-  if (!equivalent({ ...scanned, sequence: 0 }, global, folder.ignorePerms)) return false;
-  if (scanned.deleted || scanned.type !== 'file') return true;
-  const window = Math.max(folder.modTimeWindowS * 1e9, 2000);
-  const difference = (scanned.modifiedS - global.modifiedS) * 1e9 + (scanned.modifiedNs - global.modifiedNs);
-  return Math.abs(difference) < window;
 }

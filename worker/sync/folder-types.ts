@@ -7,10 +7,10 @@ import {
   isInvalid,
   withoutSequence,
 } from '../index-db/file-record.ts';
-import { type IndexDb, LOCAL } from '../index-db/index-db.ts';
-import { equivalent, globalVersion } from '../index-db/versions.ts';
+import type { IndexDb } from '../index-db/index-db.ts';
+import { equivalent, equivalentAt } from '../index-db/versions.ts';
 import type { WalkProblem } from '../scanner/walk.ts';
-import { folderNeed } from './need.ts';
+import { folderNeed, fullRecords, globalOfOthers } from './need.ts';
 
 type Unsequenced = Omit<FileRecord, 'sequence'>;
 
@@ -29,23 +29,13 @@ export interface FolderChange {
  */
 export function overrideRemoteChanges(db: IndexDb, folder: string, shortId: bigint): FolderChange {
   const records: Unsequenced[] = [];
-  for (const item of folderNeed(db, folder).needed) {
+  for (const { name, global } of folderNeed(db, folder).needed) {
     // This device's record as it is, blocks and all: it is what gets the new version.
-    const { global, own } = { ...item, own: db.file(folder, item.name) };
+    const own = db.file(folder, name);
     if (own && isInvalid(own)) continue;
     const version = bumpVersion(mergeVersions(own?.version ?? [], global.version), shortId);
-    if (own) records.push({ ...withoutSequence(own), version, modifiedBy: shortId });
-    else
-      records.push({
-        ...withoutSequence(global),
-        deleted: true,
-        size: 0,
-        blocks: [],
-        blockSize: 0,
-        symlinkTarget: '',
-        version,
-        modifiedBy: shortId,
-      });
+    const overruling = own ? { ...withoutSequence(own), modifiedBy: shortId } : deletion(global, shortId);
+    records.push({ ...overruling, version });
   }
   return { records, problems: [] };
 }
@@ -62,13 +52,8 @@ export function adoptEqualVersions(
   const records: Unsequenced[] = [];
   for (const item of folderNeed(db, folder.id).needed) {
     if (!item.own || isInvalid(item.own)) continue;
-    const own = db.file(folder.id, item.name);
-    const global = db.file(folder.id, item.name, item.holders[0]);
-    if (!own || !global || !equivalent(own, global, folder.ignorePerms)) continue;
-    const window = Math.max(folder.modTimeWindowS * 1e9, 2000);
-    const apart = (own.modifiedS - global.modifiedS) * 1e9 + (own.modifiedNs - global.modifiedNs);
-    if (global.type === 'file' && !global.deleted && Math.abs(apart) >= window) continue;
-    records.push(withoutSequence(global));
+    const full = fullRecords(db, folder.id, item);
+    if (full?.own && equivalentAt(full.own, full.global, folder)) records.push(withoutSequence(full.global));
   }
   return { records, problems: [] };
 }
@@ -89,41 +74,38 @@ export async function revertLocalChanges(
   const directories: FileRecord[] = [];
   const kept = [...db.iterate(folder.id)].filter((record) => record.receiveOnlyChanged);
   for (const record of kept) {
-    const others = globalVersion(db.versionsOf(folder.id, record.name).filter((e) => e.device !== LOCAL));
-    const global = others && !isInvalid(others.global.record) ? others.global.record : undefined;
-    const plain = { ...withoutSequence(record), receiveOnlyChanged: false };
+    const global = globalOfOthers(db, folder.id, record.name);
     if (global && equivalent(record, global, folder.ignorePerms)) {
       records.push({ ...withoutSequence(global), receiveOnlyChanged: false });
     } else if (global || record.deleted) {
-      records.push({ ...plain, version: [] });
+      records.push({ ...withoutSequence(record), receiveOnlyChanged: false, version: [] });
     } else if (record.type === 'directory') {
       directories.push(record);
     } else {
       const problem = await removeAsScanned(folder.path, record);
       if (problem) problems.push({ name: record.name, error: problem });
-      else records.push(deletion(plain, shortId));
+      else records.push(deletion(record, shortId));
     }
   }
   // Directories last, the deepest first: each only if nothing is left in it.
   directories.sort((a, b) => (a.name < b.name ? 1 : a.name > b.name ? -1 : 0));
   for (const directory of directories) {
-    try {
-      await rmdir(join(folder.path, directory.name));
-      records.push(deletion({ ...withoutSequence(directory), receiveOnlyChanged: false }, shortId));
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT')
-        records.push(deletion({ ...withoutSequence(directory), receiveOnlyChanged: false }, shortId));
-      else problems.push({ name: directory.name, error: `not removed: ${(error as Error).message}` });
-    }
+    const error = await rmdir(join(folder.path, directory.name)).then(
+      () => undefined,
+      (caught: NodeJS.ErrnoException) => (caught.code === 'ENOENT' ? undefined : caught),
+    );
+    if (error) problems.push({ name: directory.name, error: `not removed: ${error.message}` });
+    else records.push(deletion(directory, shortId));
   }
   return { records, problems };
 }
 
-// A local addition deleted by a revert; without a version, so that it never wins over anyone's.
-function deletion(record: Unsequenced, shortId: bigint): Unsequenced {
+// A record made a deletion by this device; without a version (a revert's: it never wins over
+// anyone's) unless one is given after.
+function deletion(record: FileRecord, shortId: bigint): Unsequenced {
   return {
-    ...record,
+    ...withoutSequence(record),
+    receiveOnlyChanged: false,
     deleted: true,
     size: 0,
     blocks: [],

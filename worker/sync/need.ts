@@ -145,10 +145,18 @@ export function fullRecords(
   item: NeededItem,
   device: string = LOCAL,
 ): { global: FileRecord; own: FileRecord | undefined } | undefined {
-  const versions = db.versionsOf(folder, item.name);
-  const global = versions.find((entry) => entry.device === item.holders[0])?.record;
+  const global = db.file(folder, item.name, item.holders[0]);
   if (!global || compareVersions(global.version, item.global.version) !== 'equal') return undefined;
-  return { global, own: versions.find((entry) => entry.device === device)?.record };
+  return { global, own: db.file(folder, item.name, device) };
+}
+
+/**
+ * The global version of a name among the other devices (this one left out), if one of them has a
+ * valid one: what a receive-only folder compares its own changes with.
+ */
+export function globalOfOthers(db: IndexDb, folder: string, name: string): FileRecord | undefined {
+  const found = globalVersion(db.versionsOf(folder, name).filter((entry) => entry.device !== LOCAL));
+  return found && !isInvalid(found.global.record) ? found.global.record : undefined;
 }
 
 /** Syncthing's GET /rest/db/completion answer (and FolderCompletion event) of a need, at a sequence. */
