@@ -7,8 +7,8 @@ const argv = process.argv.slice(2);
 if (argv[0] === 'serve') {
   // Before anything is loaded or awaited: a signal in the first moments must not take its default action.
   const signals = catchSignals();
-  const { serveCommand } = await import('../supervisor/run.ts');
-  process.exit(await serveCommand(argv.slice(1), process.env, signals));
+  const { serveFromCommandLine } = await import('../supervisor/serve.ts');
+  process.exit(await serveFromCommandLine(argv.slice(1), signals));
 }
 const { runCli } = await import('./cli/run.ts');
 process.exit(

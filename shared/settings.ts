@@ -259,6 +259,11 @@ export function settingLabel(name: SettingName): string {
   return `--${spec.flag} / ${spec.env}`;
 }
 
+/** `syncd serve --help`: the settings are printed, nothing is started. */
+export function wantsHelp(argv: readonly string[]): boolean {
+  return argv.includes('--help') || argv.includes('-h');
+}
+
 export function usage(): string {
   const lines = Object.values(settingSpecs).map((spec: SettingSpec) => {
     const dflt = spec.default === undefined ? '' : ` (default ${spec.default})`;

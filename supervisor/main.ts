@@ -2,5 +2,5 @@
 import { catchSignals } from './signals.ts';
 
 const signals = catchSignals();
-const { serveCommand } = await import('./run.ts');
-process.exit(await serveCommand(process.argv.slice(2), process.env, signals));
+const { serveFromCommandLine } = await import('./serve.ts');
+process.exit(await serveFromCommandLine(process.argv.slice(2), signals));

@@ -14,7 +14,7 @@ import { LossyOutput } from '../shared/lossy-output.ts';
 import type { DestinationStream } from 'pino';
 import { createLogger, type Logger, reportDroppedLines, standardOutput } from '../shared/logger.ts';
 import { RecentErrors } from '../shared/recent-errors.ts';
-import { readSettings, SettingError, type Settings, usage } from '../shared/settings.ts';
+import { readSettings, SettingError, type Settings, usage, wantsHelp } from '../shared/settings.ts';
 import { type Identity, loadIdentity } from '../shared/identity.ts';
 import { fingerprint, loadTls } from '../shared/tls.ts';
 import { allSteps, ConfigStore } from './config-store.ts';
@@ -26,7 +26,7 @@ import { fitConnections, openFileLimit } from './open-files.ts';
 import { catchSignals, type SignalQueue } from './signals.ts';
 import { EXIT_BAD_CONFIG, EXIT_OK, EXIT_UNEXPECTED, Supervisor } from './supervisor.ts';
 import type { SyncListening } from '../shared/ipc/protocol.ts';
-import { WorkerProcess } from './worker-process.ts';
+import { type EarlyWorker, WorkerProcess } from './worker-process.ts';
 
 /** What the supervisor process uses of its surroundings; tests give their own. */
 export interface SupervisorIo {
@@ -36,11 +36,14 @@ export interface SupervisorIo {
   tell: ((text: string) => void) | undefined;
   /** Where the JSON log lines go: standard output. */
   log: DestinationStream;
+  /** The first worker, started already (see startWorkerEarly); otherwise the first spawn starts one. */
+  firstWorker?: EarlyWorker;
 }
 
-function processIo(signals: SignalQueue): SupervisorIo {
+function processIo(signals: SignalQueue, firstWorker: EarlyWorker | undefined): SupervisorIo {
   return {
     signals,
+    firstWorker,
     stdin: process.stdin,
     tell: process.stderr.isTTY ? (text) => process.stderr.write(text) : undefined,
     log: standardOutput(),
@@ -52,18 +55,22 @@ export async function serveCommand(
   argv: readonly string[],
   env: NodeJS.ProcessEnv,
   signals: SignalQueue = catchSignals(),
+  firstWorker?: EarlyWorker,
 ): Promise<number> {
-  if (argv.includes('--help') || argv.includes('-h')) {
+  if (wantsHelp(argv)) {
+    firstWorker?.discard();
     process.stdout.write(`${usage()}\n`);
     return EXIT_OK;
   }
   let code: number;
   try {
-    code = await runSupervisor(argv, env, processIo(signals));
+    code = await runSupervisor(argv, env, processIo(signals, firstWorker));
   } catch (error) {
     process.stderr.write(`syncd supervisor: unexpected failure: ${(error as Error).stack ?? error}\n`);
     code = EXIT_UNEXPECTED;
   }
+  // A worker started early and never adopted (the supervisor did not start) ends with it.
+  firstWorker?.discard();
   // The last lines say how it ended; a reader that is stuck does not hold the exit for long.
   await standardOutput().flush(1000);
   return code;
@@ -90,6 +97,7 @@ export async function runSupervisor(
     startup = await start(settings, logger);
   } catch (error) {
     if (!(error instanceof SettingError)) throw error;
+    io.firstWorker?.discard();
     logger.fatal({ setting: error.setting }, error.message);
     io.tell?.(`syncd serve: ${error.message}\nRun syncd serve --help for the settings.\n`);
     return EXIT_BAD_CONFIG;
@@ -112,6 +120,7 @@ export async function runSupervisor(
     'supervisor started',
   );
   const stderr = new LossyOutput(2);
+  let firstWorker = io.firstWorker;
   // The sync listener is not the REST interface's: a port another program holds is reported and tried
   // again, and the service serves meanwhile.
   const sync = new SyncListener({ listeners, logger, flag: settings.syncAddress });
@@ -135,7 +144,11 @@ export async function runSupervisor(
     closeListeners: () => listeners.close(),
     logger,
     errors,
-    spawn: (events) => new WorkerProcess(events, { stderr }),
+    spawn: (events) => {
+      const early = firstWorker;
+      firstWorker = undefined;
+      return early ? early.adopt(events, { stderr }) : new WorkerProcess(events, { stderr });
+    },
   });
   record = (error, slot) => supervisor.recordError({ op: 'add', error, slot });
   serveSync = (listening) => supervisor.serve({ sync: listening });

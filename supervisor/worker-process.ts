@@ -18,6 +18,38 @@ export interface WorkerProcessOptions {
   stderr?: LossyOutput;
 }
 
+/**
+ * A worker started before the supervisor is ready for it: Node's start and the loading of the worker's
+ * code overlap the supervisor's own (the worker does nothing until its init). The first spawn adopts it.
+ */
+export interface EarlyWorker {
+  /** The running process, reporting to `events` from now on (what it reported before is replayed). */
+  adopt(events: WorkerEvents, options?: Pick<WorkerProcessOptions, 'stderr'>): WorkerHandle;
+  /** Ends it: the supervisor will not start (--help, a bad setting, a home in use). */
+  discard(): void;
+}
+
+export function startWorkerEarly(options: WorkerProcessOptions = {}): EarlyWorker {
+  const queued: Array<(events: WorkerEvents) => void> = [];
+  let target: WorkerEvents | undefined;
+  const later: WorkerEvents = {
+    onMessage: (worker, message) =>
+      target ? target.onMessage(worker, message) : queued.push((events) => events.onMessage(worker, message)),
+    onExit: (worker, exit) =>
+      target ? target.onExit(worker, exit) : queued.push((events) => events.onExit(worker, exit)),
+  };
+  const worker = new WorkerProcess(later, options);
+  return {
+    adopt(events, { stderr } = {}) {
+      worker.copyStderrTo(stderr);
+      target = events;
+      for (const replay of queued.splice(0)) replay(events);
+      return worker;
+    },
+    discard: () => worker.kill('SIGKILL', 'the supervisor did not start'),
+  };
+}
+
 /** One worker child process, spoken to over its IPC channel. */
 export class WorkerProcess implements WorkerHandle {
   readonly pid: number;
@@ -25,8 +57,10 @@ export class WorkerProcess implements WorkerHandle {
   #killReason: string | undefined;
   readonly #child: ReturnType<typeof execaNode>;
   readonly #stderr = new LastLine();
+  #stderrCopy: LossyOutput | undefined;
 
   constructor(events: WorkerEvents, options: WorkerProcessOptions = {}) {
+    this.#stderrCopy = options.stderr;
     this.#child = execaNode(options.entry ?? defaultEntry, [], {
       // Handles (the accepted sockets) travel with Node's own send(); execa's IPC helpers carry none.
       ipc: true,
@@ -45,7 +79,7 @@ export class WorkerProcess implements WorkerHandle {
     this.pid = this.#child.pid ?? -1;
 
     this.#child.stderr?.on('data', (chunk: Buffer) => {
-      options.stderr?.write(chunk);
+      this.#stderrCopy?.write(chunk);
       this.#stderr.push(chunk.toString('utf8'));
     });
     this.#child.on('message', (message: unknown) => {
@@ -69,6 +103,11 @@ export class WorkerProcess implements WorkerHandle {
     };
     this.#child.once('exit', (code, signal) => reportExit(code, signal));
     this.#child.once('error', (error) => reportExit(null, null, error));
+  }
+
+  /** Where its stderr is copied from now on. */
+  copyStderrTo(stderr: LossyOutput | undefined): void {
+    this.#stderrCopy = stderr;
   }
 
   send(message: SupervisorMessage, socket?: Socket, onError?: (error: Error) => void): void {

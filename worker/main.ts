@@ -15,11 +15,6 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal
 
 // A worker whose supervisor has gone must not live on as an orphan.
 process.on('disconnect', () => process.exit(0));
-guardAgainstOrphaning((error) =>
-  process.stderr.write(
-    `syncd worker: the orphan guard failed (${error.message}); a blocked worker may outlive its supervisor\n`,
-  ),
-);
 
 // The supervisor reports the last stderr line of a crashed worker: make it the one that says why.
 process.on('uncaughtException', (error) => {
@@ -29,6 +24,14 @@ process.on('uncaughtException', (error) => {
 
 await runWorker(process as Parameters<typeof runWorker>[0], {
   testRoutes: process.env[TEST_ROUTES_ENV] === '1',
+  // Once ready: its thread's start would compete with the worker's own on a small machine, and until
+  // then a supervisor that is gone closes the channel of a worker whose loop is free to see it.
+  onReady: () =>
+    guardAgainstOrphaning((error) =>
+      process.stderr.write(
+        `syncd worker: the orphan guard failed (${error.message}); a blocked worker may outlive its supervisor\n`,
+      ),
+    ),
 });
 await standardOutput().flush(1000);
 process.exit(0);

@@ -20,7 +20,6 @@ import type { SaveAnswer } from '../shared/ipc/protocol.ts';
 import { configEvents } from './config/config-events.ts';
 import { WorkerConfig } from './config/worker-config.ts';
 import { EventLog } from './events/event-log.ts';
-import { openService } from './service/open-service.ts';
 import { requestReset } from './service/reset-request.ts';
 import { shortIdOf } from '../shared/device-id.ts';
 import type { Access } from './http/app.ts';
@@ -40,7 +39,10 @@ const RESTART_IDLE_GRACE_MS = 1000;
  * Runs a worker: waits for the supervisor's init, serves the connections it hands over, answers its
  * heartbeats, and drains when told. Resolves when the worker has stopped and may exit.
  */
-export function runWorker(parent: ParentChannel, options: { testRoutes?: boolean } = {}): Promise<void> {
+export function runWorker(
+  parent: ParentChannel,
+  options: { testRoutes?: boolean; onReady?: () => void } = {},
+): Promise<void> {
   return new Promise((stopped) => {
     const early: Array<[SupervisorMessage, unknown]> = [];
     let handle: ((message: SupervisorMessage, extra: unknown) => void) | undefined;
@@ -105,8 +107,10 @@ export function runWorker(parent: ParentChannel, options: { testRoutes?: boolean
           }),
       });
       config.onChange(configEvents(events));
-      const service = new Service(() =>
-        openService({
+      // Loaded when the service is first acquired, after the worker is ready: the first answers need
+      // none of the index, scanner, devices and protocol code, and the worker's start does not parse it.
+      const service = new Service(async () =>
+        (await import('./service/open-service.ts')).openService({
           home: init.home,
           config,
           events,
@@ -231,6 +235,7 @@ export function runWorker(parent: ParentChannel, options: { testRoutes?: boolean
       send({ type: 'syncd:ready' });
       events.log('StartupComplete', { myID: init.deviceId });
       logger.debug('worker ready');
+      options.onReady?.();
       return (message: SupervisorMessage, extra: unknown) => dispatch(handlers, message, extra);
     }
   });

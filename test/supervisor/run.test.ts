@@ -1,4 +1,5 @@
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,10 +16,25 @@ async function tempHome(t: { teardown(fn: () => unknown): void }) {
   return dir;
 }
 
-/** Runs the supervisor expecting it to stop at once; returns its exit code and log lines. */
+/** Pids of the processes whose environment holds `marker` (a worker outlives its supervisor's exit). */
+async function processesMarked(marker: string): Promise<number[]> {
+  const pids: number[] = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const environ = await readFile(`/proc/${entry}/environ`, 'latin1').catch(() => '');
+    if (environ.includes(marker)) pids.push(Number(entry));
+  }
+  return pids;
+}
+
+/**
+ * Runs the supervisor expecting it to stop at once; returns its exit code, log lines, and the
+ * processes it started that are still there a moment later (the worker it starts early must not be).
+ */
 async function runToExit(env: Record<string, string>, args: string[] = []) {
+  const marker = `SYNCD_TEST_RUN_MARK=${randomUUID()}`;
   const result = await execa('node', [syncdBin, 'serve', ...args], {
-    env: { SYNCD_SYNC_ADDRESS: 'tcp://127.0.0.1:0', ...env },
+    env: { SYNCD_SYNC_ADDRESS: 'tcp://127.0.0.1:0', SYNCD_TEST_RUN_MARK: marker.split('=')[1], ...env },
     reject: false,
     timeout: 20_000,
     stdin: 'ignore',
@@ -27,7 +43,12 @@ async function runToExit(env: Record<string, string>, args: string[] = []) {
     .split('\n')
     .filter(Boolean)
     .map((line) => JSON.parse(line));
-  return { exitCode: result.exitCode, lines, stderr: result.stderr };
+  let left = await processesMarked(marker);
+  for (let tries = 0; left.length > 0 && tries < 50; tries++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    left = await processesMarked(marker);
+  }
+  return { exitCode: result.exitCode, lines, stderr: result.stderr, left };
 }
 
 t.test('the generated key is stored and reused across starts', async (t) => {
@@ -100,13 +121,14 @@ t.test('bad settings stop the supervisor with code 2 and one line naming them', 
     ['a duration past 24 days', {}, ['--drain-timeout', '30d'], /--drain-timeout \/ SYNCD_DRAIN_TIMEOUT/],
   ];
   for (const [what, env, args, message] of cases) {
-    const { exitCode, lines } = await runToExit(
+    const { exitCode, lines, left } = await runToExit(
       { SYNCD_HOME: home, SYNCD_ADDRESS: '127.0.0.1:0', ...env },
       args,
     );
     t.equal(exitCode, 2, `${what}: exit code`);
     t.equal(lines.length, 1, `${what}: one line`);
     t.match(lines[0], { level: 60, role: 'supervisor', msg: message }, what);
+    t.same(left, [], `${what}: no worker left behind`);
   }
 });
 
