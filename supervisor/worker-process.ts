@@ -11,6 +11,12 @@ import type { WorkerEvents, WorkerHandle } from './worker-handle.ts';
 // sources, dist/worker/main.js from any output folder of the build (see scripts/build.ts).
 const defaultEntry = fileURLToPath(new URL(`../worker/main${extname(import.meta.url)}`, import.meta.url));
 
+/**
+ * V8 flags for the supervisor alone: its young generation capped at 1 MiB a half, where V8 would grow
+ * it to 16 MiB a half from the garbage each spawn leaves (a restart storm took it from 56 to 93 MB).
+ */
+export const SUPERVISOR_ONLY_FLAGS = ['--max-semi-space-size'];
+
 export interface WorkerProcessOptions {
   entry?: string;
   env?: NodeJS.ProcessEnv;
@@ -64,6 +70,11 @@ export class WorkerProcess implements WorkerHandle {
     this.#child = execaNode(options.entry ?? defaultEntry, [], {
       // Handles (the accepted sockets) travel with Node's own send(); execa's IPC helpers carry none.
       ipc: true,
+      // The supervisor's own V8 flags (a small young generation, see package.json's start) are not the
+      // worker's: it keeps V8's defaults. Others (--cpu-prof, --inspect) go on to it as Node passes them.
+      nodeOptions: process.execArgv.filter(
+        (flag) => !SUPERVISOR_ONLY_FLAGS.some((only) => flag.startsWith(only)),
+      ),
       serialization: 'json',
       stdin: 'ignore',
       stdout: 'inherit',

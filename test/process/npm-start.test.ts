@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import t from 'tap';
 import { call, isAlive, startService, supervisorPids, waitFor } from '../helpers/service.ts';
 
@@ -7,6 +8,13 @@ t.test('SIGTERM to `npm start` reaches the supervisor and the whole tree ends gr
   const [supervisorPid] = supervisorPids(service.logs);
   const workerPid = (await call(service, 'GET', '/rest/system/status')).body.pid;
   t.not(supervisorPid, npmPid, 'npm runs the supervisor as its child');
+  const commandLine = (pid: number) =>
+    readFile(`/proc/${pid}/cmdline`, 'utf8').then((text) => text.split('\0'));
+  t.ok((await commandLine(supervisorPid!)).includes('--max-semi-space-size=1'), "the supervisor's V8 flag");
+  t.notOk(
+    (await commandLine(workerPid)).some((arg) => arg.startsWith('--max-semi-space-size')),
+    'is not passed on to the worker',
+  );
 
   const slow = call(service, 'GET', '/rest/test/slow?ms=1500&chunks=3');
   await new Promise((resolve) => setTimeout(resolve, 200));

@@ -1,5 +1,5 @@
 import Fastify, { type FastifyReply, type FastifyRequest, LogController } from 'fastify';
-import { createServer, STATUS_CODES } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import { hostAllowed } from '../../shared/hosts.ts';
@@ -23,7 +23,7 @@ import {
 } from './http-errors.ts';
 import { answerClientError } from './client-errors.ts';
 import { MAX_HEADER_BYTES, MAX_HEADER_COUNT } from './limits.ts';
-import { type ErrorList, type StatusSource, systemRoutes } from './routes/system.ts';
+import { type ErrorList, PING_BODY, type StatusSource, systemRoutes } from './routes/system.ts';
 import { type TestRouteOptions, testRoutes } from './routes/test.ts';
 import { configRoutes } from './routes/config.ts';
 import { eventRoutes } from './routes/events.ts';
@@ -93,6 +93,59 @@ function noSchemas(): never {
 
 /** The HTTP application, apart from any socket: tests drive it with `inject()`. */
 export function buildApp(options: AppOptions) {
+  const access: Access = options.access ?? {
+    apiKey: options.apiKey,
+    allowedHosts: options.allowedHosts ?? null,
+  };
+  let checkedKey = access.apiKey;
+  let keyMatches = apiKeyChecker(checkedKey);
+  /**
+   * The checks every request passes first, in this order: the size of its headers, its Host, its key.
+   * True: the key is right (the connection is proven); false: no key or a wrong one (whether it needs
+   * one depends on the route); an error: refused whatever the route.
+   */
+  const admit = (raw: IncomingMessage): HttpError | boolean => {
+    const rawHeaders = raw.rawHeaders;
+    if (rawHeaders.length > 2 * MAX_HEADER_COUNT || headerBytes(rawHeaders) > MAX_HEADER_BYTES) {
+      return headersTooLarge(rawHeaders.length / 2);
+    }
+    // Before the key is even looked at: a page whose name was rebound to this address is refused.
+    if (!hostAllowed(raw.headers.host, access.allowedHosts)) return hostNotAllowed(raw.headers.host ?? '');
+    if (access.apiKey !== checkedKey) {
+      checkedKey = access.apiKey;
+      keyMatches = apiKeyChecker(checkedKey);
+    }
+    if (!keyMatches(raw.headers)) return false;
+    options.onProven?.(raw.socket);
+    return true;
+  };
+  const pingHeaders = {
+    'cache-control': 'no-cache, no-store',
+    ...(options.deviceId ? { 'x-syncthing-id': options.deviceId } : {}),
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': String(Buffer.byteLength(PING_BODY)),
+  };
+  /**
+   * GET /rest/system/ping, what health checks and monitors send most, answered before Fastify when it
+   * passes every check (admit) and nothing else is special about it: Fastify's routing and its request
+   * and reply objects cost more than the answer. Anything else (a body, a wrong key, a connection that
+   * must close, a draining worker) goes to Fastify, which answers it the usual way.
+   */
+  const answeredFast = (raw: IncomingMessage, res: ServerResponse): boolean => {
+    if (raw.method !== 'GET' || raw.url !== '/rest/system/ping') return false;
+    if (raw.headers['content-length'] !== undefined || raw.headers['transfer-encoding'] !== undefined) {
+      return false;
+    }
+    // A response still queued behind an earlier one (pipelining) has no socket yet: the earlier ones
+    // decide whether the connection closes, which Fastify's count of them keeps (ConnectionRequests).
+    const socket = raw.socket as Tracked;
+    if (!res.socket || options.isDraining() || socket[closing] || socket[unanswered]) return false;
+    if (admit(raw) !== true) return false;
+    res.writeHead(200, pingHeaders);
+    res.end(PING_BODY);
+    return true;
+  };
+
   const app = Fastify({
     loggerInstance: options.logger,
     // One log line per request halves throughput; failures are logged where they are handled.
@@ -115,6 +168,9 @@ export function buildApp(options: AppOptions) {
         connectionsCheckingInterval: 1000,
         maxHeaderSize: MAX_HEADER_BYTES,
       };
+      const serve = (raw: IncomingMessage, res: ServerResponse) => {
+        if (!answeredFast(raw, res)) handler(raw, res);
+      };
       const server = options.tls
         ? createHttpsServer(
             {
@@ -124,9 +180,9 @@ export function buildApp(options: AppOptions) {
               // A connection that never starts its handshake is bounded like one that never sends headers.
               handshakeTimeout: options.limits?.headersTimeoutMs ?? 10_000,
             },
-            handler,
+            serve,
           )
-        : createServer(serverOptions, handler);
+        : createServer(serverOptions, serve);
       server.maxHeadersCount = 0;
       return server;
     },
@@ -135,12 +191,6 @@ export function buildApp(options: AppOptions) {
   const allowedMethods = new AllowedMethods();
   app.addHook('onRoute', (route) => allowedMethods.add(route.method, route.url));
 
-  const access: Access = options.access ?? {
-    apiKey: options.apiKey,
-    allowedHosts: options.allowedHosts ?? null,
-  };
-  let checkedKey = access.apiKey;
-  let keyMatches = apiKeyChecker(checkedKey);
   const failures = options.authFailures ?? new AuthFailures();
   const connections = new ConnectionRequests();
   // A callback hook, not an async one: this runs on every request and a promise each costs throughput.
@@ -148,22 +198,12 @@ export function buildApp(options: AppOptions) {
     connections.started(request);
     reply.header('cache-control', 'no-cache, no-store');
     if (options.deviceId) reply.header('x-syncthing-id', options.deviceId);
-    const rawHeaders = request.raw.rawHeaders;
-    if (rawHeaders.length > 2 * MAX_HEADER_COUNT || headerBytes(rawHeaders) > MAX_HEADER_BYTES) {
-      done(headersTooLarge(rawHeaders.length / 2));
+    const admitted = admit(request.raw);
+    if (admitted instanceof HttpError) {
+      done(admitted);
       return;
     }
-    // Before the key is even looked at: a page whose name was rebound to this address is refused.
-    if (!hostAllowed(request.headers.host, access.allowedHosts)) {
-      done(hostNotAllowed(request.headers.host ?? ''));
-      return;
-    }
-    if (access.apiKey !== checkedKey) {
-      checkedKey = access.apiKey;
-      keyMatches = apiKeyChecker(checkedKey);
-    }
-    if (keyMatches(request.headers)) {
-      options.onProven?.(request.raw.socket);
+    if (admitted) {
       done();
       return;
     }

@@ -10,7 +10,10 @@ import { localErrors } from '../../../worker/http/routes/system.ts';
 
 const apiKey = testApiKey;
 
-async function listening(t: Test, options: { draining?: boolean; errors?: RecentErrors } = {}) {
+async function listening(
+  t: Test,
+  options: { draining?: boolean; errors?: RecentErrors; allowedHosts?: string[] } = {},
+) {
   const errors = options.errors ?? new RecentErrors();
   const app = buildApp(
     appOptions({
@@ -18,6 +21,7 @@ async function listening(t: Test, options: { draining?: boolean; errors?: Recent
       isDraining: () => options.draining ?? false,
       authFailures: new AuthFailures({ limit: 1_000_000, globalLimit: 1_000_000 }),
       limits: { headersTimeoutMs: 1000, requestTimeoutMs: 1000 },
+      allowedHosts: options.allowedHosts ?? null,
     }),
   );
   await app.listen({ port: 0, host: '127.0.0.1' });
@@ -145,4 +149,55 @@ t.test('the error list stays bounded by bytes, and reading it costs no serializi
     performance.now() - started < 3000,
     'and a ping is still answered (bounded generously, to catch a stall)',
   );
+});
+
+// GET /rest/system/ping is answered before Fastify when nothing is special about it (answeredFast):
+// the same answer as Fastify's, and every check still made.
+t.test('a ping answered before Fastify is the same answer, after the same checks', async (t) => {
+  const { port } = await listening(t, { allowedHosts: ['127.0.0.1'] });
+  const lines = (received: string) =>
+    received
+      .split('\r\n')
+      .filter((line) => !/^(date|keep-alive|connection):/i.test(line))
+      .join('\n');
+  const fast = await exchange(port, get('/rest/system/ping', 'Connection: close\r\n'));
+  const throughFastify = await exchange(
+    port,
+    `POST /rest/system/ping HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: ${apiKey}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`,
+  );
+  t.match(fast, /^HTTP\/1\.1 200 OK\r\n/);
+  t.equal(lines(fast), lines(throughFastify), 'status, headers and body as Fastify sends them');
+  t.match(fast, /\r\n\r\n\{"ping":"pong"\}$/);
+
+  const wrongKey = await exchange(
+    port,
+    `GET /rest/system/ping HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: not-the-key\r\nConnection: close\r\n\r\n`,
+  );
+  t.match(wrongKey, /^HTTP\/1\.1 401 .*"code":"SYNCD_ERR_UNAUTHORIZED"/s, 'a wrong key: 401');
+  const noKey = await exchange(
+    port,
+    `GET /rest/system/ping HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`,
+  );
+  t.match(noKey, /^HTTP\/1\.1 401 /, 'no key: 401');
+  const foreignHost = await exchange(
+    port,
+    `GET /rest/system/ping HTTP/1.1\r\nHost: evil.example\r\nX-API-Key: ${apiKey}\r\nConnection: close\r\n\r\n`,
+  );
+  t.match(foreignHost, /^HTTP\/1\.1 403 /, 'a Host not allowed: 403');
+  const manyHeaders = Array.from({ length: 120 }, (_, i) => `X-Filler-${i}: x\r\n`).join('');
+  t.match(
+    await exchange(port, get('/rest/system/ping', `${manyHeaders}Connection: close\r\n`)),
+    /^HTTP\/1\.1 431 /,
+    'too many headers: 431',
+  );
+});
+
+t.test('pings pipelined behind a slower request are answered in order, the same', async (t) => {
+  const { port } = await listening(t);
+  const received = await exchange(
+    port,
+    get('/rest/system/status') + get('/rest/system/ping') + get('/rest/system/ping', 'Connection: close\r\n'),
+  );
+  t.same(statuses(received), ['200', '200', '200']);
+  t.equal(received.match(/\{"ping":"pong"\}/g)?.length, 2);
 });

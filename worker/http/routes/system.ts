@@ -48,6 +48,9 @@ interface SystemRouteOptions extends FastifyPluginOptions {
 export const BODY_LIMIT = 64 * 1024;
 const RAW_BODY_TYPE = 'application/octet-stream';
 
+/** Syncthing's answer to a ping. */
+export const PING_BODY = JSON.stringify({ ping: 'pong' });
+
 /** The /rest/system endpoints; registered under that prefix. */
 export async function systemRoutes(app: FastifyInstance, options: SystemRouteOptions): Promise<void> {
   const { errors, status, onAction, closeAfterAnswering } = options;
@@ -62,10 +65,15 @@ export async function systemRoutes(app: FastifyInstance, options: SystemRouteOpt
     if (request.headers['content-type'] !== undefined) request.headers['content-type'] = RAW_BODY_TYPE;
     done();
   });
-  const pong = { ping: 'pong' };
+  // The same bytes as the answer given before Fastify (see answeredFast in app.ts).
+  // Async, as every route: the answer goes out after the requests pipelined behind it are counted.
+  const pong = async (_request: FastifyRequest, reply: FastifyReply) => {
+    reply.type('application/json; charset=utf-8');
+    return PING_BODY;
+  };
 
-  app.get('/ping', async () => pong);
-  app.post('/ping', async () => pong);
+  app.get('/ping', pong);
+  app.post('/ping', pong);
 
   // The answer goes out in full before the supervisor hears of the action, and it closes its
   // connection so that the client's next request reaches whichever worker serves after it.
