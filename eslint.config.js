@@ -3,7 +3,17 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '.tap/', 'coverage/', 'dist/', 'scratch/', '**/*_pb.ts'] },
+  {
+    ignores: [
+      'node_modules/',
+      '.tap/',
+      'coverage/',
+      'dist/',
+      'scratch/',
+      '**/*_pb.ts',
+      'scripts/bench/limits/',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -2,9 +2,11 @@
 // run, and prints a markdown report for BENCHMARKS.md. Not part of `npm test`: on shared machines the
 // absolute figures move from run to run, so compare the ratios taken in one run.
 import { execFileSync } from 'node:child_process';
-import { cpus, totalmem } from 'node:os';
+import { cpus, tmpdir, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
 import {
+  emptyNodeRss,
+  endurance,
   has,
   idleRss,
   median,
@@ -15,7 +17,20 @@ import {
   throughput,
 } from './bench/measure.ts';
 import { makeTree, type ScanFigures, scanBench, warm } from './bench/scan.ts';
-import { bareNode, directApp, syncd, syncthing, type Target } from './bench/targets.ts';
+import {
+  bareNode,
+  directApp,
+  handoffLimit,
+  handoffLimitViaNpm,
+  heldLimit,
+  syncd,
+  syncdInOneHome,
+  syncdViaNpm,
+  syncthing,
+  type Target,
+} from './bench/targets.ts';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 
 const { values } = parseArgs({
   options: {
@@ -34,6 +49,8 @@ const { values } = parseArgs({
     connect: { type: 'boolean', default: false },
     // Moving a folder between devices alone: `npm run bench -- --sync`.
     sync: { type: 'boolean', default: false },
+    // The control plane alone (start-up, restarts, throughput, memory): `npm run bench -- --control`.
+    control: { type: 'boolean', default: false },
   },
 });
 
@@ -221,19 +238,67 @@ if (values.scan) {
   process.exit(0);
 }
 
-// 1. Process start to first pong.
-const start: Record<string, number> = {};
-for (const service of services) {
-  log(`start to first pong: ${service.name}`);
+// 1. Process start to first pong: syncd beside the handoff prototype of its design (the floor) and
+// Syncthing; in a new home (the identity is made), in a home used before (a container's restart), and
+// through npm start (as containers run it).
+const startMedian = async (target: Target) => {
   const times = [];
-  for (let i = 0; i < runs; i++) times.push(await startToPong(service));
-  start[service.name] = median(times);
+  for (let i = 0; i < runs; i++) times.push(await startToPong(target));
+  return median(times);
+};
+const start: Record<string, number> = {};
+const keptHome = await mkdtemp(join(tmpdir(), 'syncd-bench-kept-'));
+try {
+  const starts: Target[] = [
+    ...services,
+    handoffLimit,
+    syncdInOneHome(keptHome),
+    syncdViaNpm,
+    handoffLimitViaNpm,
+  ];
+  // The kept home is made by a first start that is not counted.
+  await startToPong(syncdInOneHome(keptHome));
+  for (const target of starts) {
+    log(`start to first pong: ${target.name}`);
+    start[target.name] = await startMedian(target);
+  }
+} finally {
+  await rm(keptHome, { recursive: true, force: true });
 }
+const floor = start[handoffLimit.name]!;
+const startRow = (what: string, ours: number, theirs: number, goal: number, reference: string) =>
+  row(
+    what,
+    { syncd: fmt(ours), syncthing: `${reference} ${fmt(theirs)}`, ratio: ratio(ours, theirs) },
+    `≤ ${goal}× the prototype`,
+    verdict(ours <= goal * theirs, `${fmt(ours / theirs, 2)}×`),
+  );
 row(
-  `start to first pong, median of ${runs} (ms)`,
+  `\`syncd serve\` to first pong, new home, median of ${runs} (ms)`,
   compare(start.syncd!, start.syncthing),
-  '≤ 300',
-  verdict(start.syncd! <= 300, `${fmt(start.syncd! - 300)} ms over`),
+  '',
+  '',
+);
+startRow(
+  `\`syncd serve\` to first pong against the handoff prototype, new home (ms)`,
+  start.syncd!,
+  floor,
+  1.3,
+  'prototype',
+);
+startRow(
+  '`syncd serve` to first pong against the handoff prototype, home used before (ms)',
+  start['syncd, home used before']!,
+  floor,
+  1.3,
+  'prototype',
+);
+startRow(
+  '`npm start` to first pong against the prototype through `npm start` (ms)',
+  start[syncdViaNpm.name]!,
+  start[handoffLimitViaNpm.name]!,
+  1.15,
+  'prototype',
 );
 
 // 2. Restarts under load.
@@ -290,7 +355,7 @@ row(
 );
 
 // 4. Ping throughput, every server up at once and measured in turns, so that each round sees the same machine.
-const servers = [...services, bareNode, directApp];
+const servers = [...services, bareNode, directApp, handoffLimit, heldLimit];
 const running = await Promise.all(servers.map((server) => server.start()));
 const { untilPong } = await import('./bench/measure.ts');
 await Promise.all(running.map((r) => untilPong(r, 30_000)));
@@ -298,40 +363,44 @@ const rps: Record<string, number[]> = {};
 let tool = '';
 for (let round = 0; round < rounds; round++) {
   for (const [i, server] of servers.entries()) {
+    if (server === handoffLimit || server === heldLimit) continue;
     log(`throughput round ${round + 1}: ${server.name}`);
     const result = await throughput(running[i]!, seconds);
     tool = result.tool;
     (rps[server.name] ??= []).push(result.rps);
   }
 }
-// A new connection per ping: what handing each connection over costs.
+// A new connection per ping (wrk -H 'Connection: close', 8 connections): what accepting and handing
+// each connection over costs, against both prototypes of the design and Syncthing.
 const fresh: Record<string, number[]> = {};
+let freshTool = '';
 for (let round = 0; round < rounds; round++) {
   for (const [i, server] of servers.entries()) {
-    if (server !== syncd && server !== directApp) continue;
     log(`new-connection throughput round ${round + 1}: ${server.name}`);
-    (fresh[server.name] ??= []).push((await throughput(running[i]!, seconds, false)).rps);
+    const result = await throughput(running[i]!, seconds, false, 8);
+    freshTool = result.tool;
+    (fresh[server.name] ??= []).push(result.rps);
   }
 }
 await Promise.all(running.map((r) => r.stop()));
 const tput = Object.fromEntries(Object.entries(rps).map(([name, values]) => [name, median(values)]));
 const ofBare = tput.syncd! / tput['node:http']!;
 row(
-  `ping throughput, ${tool}, ${seconds} s, median of ${rounds} (requests/s)`,
+  `keep-alive pings, ${tool}, ${seconds} s, median of ${rounds} (requests/s)`,
   compare(tput.syncd!, tput.syncthing),
   '≥ Syncthing',
   withSyncthing
-    ? verdict(tput.syncd! >= tput.syncthing!, `${fmt(100 * (1 - tput.syncd! / tput.syncthing!))}% below`)
+    ? verdict(tput.syncd! >= tput.syncthing!, `${fmt(tput.syncd! / tput.syncthing!, 2)}×`)
     : 'no Syncthing to compare',
 );
 row(
-  'ping throughput against a bare node:http server answering the same bytes',
+  'keep-alive pings against a bare node:http server answering the same bytes',
   { syncd: fmt(tput.syncd!), syncthing: `node:http ${fmt(tput['node:http']!)}`, ratio: `${fmt(ofBare, 2)}×` },
-  '≥ 0.85×',
-  verdict(ofBare >= 0.85, `${fmt(ofBare, 2)}×`),
+  '≥ 0.9×',
+  verdict(ofBare >= 0.9, `${fmt(ofBare, 2)}×`),
 );
 row(
-  'ping throughput of the same app listening itself, without the handoff',
+  'keep-alive pings of the same app listening itself, without the handoff',
   {
     syncd: fmt(tput.syncd!),
     syncthing: `direct ${fmt(tput['syncd app, no handoff']!)}`,
@@ -340,43 +409,71 @@ row(
   '',
   '',
 );
-
-const freshOurs = median(fresh.syncd ?? []);
-const freshDirect = median(fresh['syncd app, no handoff'] ?? []);
+const freshOf = (name: string) => median(fresh[name] ?? []);
 row(
-  'pings per second with a new connection for each, against the app listening itself',
-  {
-    syncd: fmt(freshOurs),
-    syncthing: `direct ${fmt(freshDirect)}`,
-    ratio: `${fmt(freshOurs / freshDirect, 2)}×`,
-  },
-  '',
-  '',
+  `pings on a new connection each, ${freshTool} -H 'Connection: close', median of ${rounds} (requests/s)`,
+  compare(freshOf('syncd'), withSyncthing ? freshOf('syncthing') : undefined),
+  '≥ Syncthing',
+  withSyncthing
+    ? verdict(freshOf('syncd') >= freshOf('syncthing'), `${fmt(freshOf('syncd') / freshOf('syncthing'), 2)}×`)
+    : 'no Syncthing to compare',
 );
+for (const [name, what] of [
+  [handoffLimit.name, 'the handoff prototype (the same design)'],
+  [heldLimit.name, 'the held-socket prototype (each worker accepts)'],
+  [directApp.name, 'the same app listening itself'],
+  [bareNode.name, 'a bare node:http server listening itself (the floor of any Node server)'],
+] as const) {
+  row(
+    `pings on a new connection each, against ${what}`,
+    {
+      syncd: fmt(freshOf('syncd')),
+      syncthing: fmt(freshOf(name)),
+      ratio: ratio(freshOf('syncd'), freshOf(name)),
+    },
+    '',
+    '',
+  );
+}
 
-await scanRows();
-await connectRows();
-await syncRows();
+if (!values.control) {
+  await scanRows();
+  await connectRows();
+  await syncRows();
+}
 
-// 5. Idle memory.
+// 5. Idle memory, and the supervisor's after API restarts in a row.
 const memory: Record<string, { parentMb: number; childMb: number }> = {};
 for (const service of services) {
   log(`idle RSS: ${service.name}`);
   memory[service.name] = await idleRss(service);
 }
-const rssLimits = [
-  ['supervisor / monitor', 'parentMb', 50],
-  ['worker / main process', 'childMb', 75],
-] as const;
-for (const [what, field, limit] of rssLimits) {
-  const ours = memory.syncd![field];
-  row(
-    `idle RSS, ${what} (MB)`,
-    compare(ours, memory.syncthing?.[field], 1),
-    `≤ ${limit}`,
-    verdict(ours <= limit, `${fmt(ours - limit, 1)} MB over`),
-  );
-}
+const emptyMb = await emptyNodeRss();
+row(
+  'idle RSS, supervisor / monitor (MB)',
+  {
+    ...compare(memory.syncd!.parentMb, memory.syncthing?.parentMb, 1),
+    ratio: `empty node ${fmt(emptyMb, 1)}`,
+  },
+  '≤ 50',
+  verdict(memory.syncd!.parentMb <= 50, `${fmt(memory.syncd!.parentMb - 50, 1)} MB over`),
+);
+row(
+  'idle RSS, worker / main process (MB)',
+  compare(memory.syncd!.childMb, memory.syncthing?.childMb, 1),
+  '',
+  '',
+);
+const storm = quick ? 20 : 300;
+log(`${storm} API restarts in a row: the supervisor's memory`);
+const after = await endurance(syncd, storm);
+const grown = after.rssAfterMb - after.rssBeforeMb;
+row(
+  `supervisor RSS idle, then after ${after.done} API restarts in a row (MB)`,
+  { syncd: `${fmt(after.rssBeforeMb, 1)} → ${fmt(after.rssAfterMb, 1)}`, syncthing: '–', ratio: '' },
+  '≤ idle + 10',
+  verdict(grown <= 10 && after.done === storm, `+${fmt(grown, 1)} MB`),
+);
 
 const syncthingVersion = withSyncthing
   ? execFileSync('syncthing', ['--version'], { encoding: 'utf8' }).split(' (')[0]

@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { SyncdClient } from '../../shared/client/client.ts';
@@ -93,10 +93,20 @@ export async function restartsUnderLoad(target: Target, restarts: number): Promi
 export async function endurance(
   target: Target,
   count: number,
-): Promise<{ done: number; up: boolean; restarts: number; crashes: number }> {
+): Promise<{
+  done: number;
+  up: boolean;
+  restarts: number;
+  crashes: number;
+  /** The supervisor's resident memory idle before the first restart and idle after the last (MB). */
+  rssBeforeMb: number;
+  rssAfterMb: number;
+}> {
   const running = await target.start();
   try {
     await untilPong(running, 30_000);
+    await sleep(1500);
+    const rssBeforeMb = await rssMb(running.process.pid ?? 0);
     let done = 0;
     for (; done < count; done++) {
       const before = (await client(running).status()).pid;
@@ -112,7 +122,10 @@ export async function endurance(
     const status = await client(running)
       .status()
       .catch(() => undefined);
+    await sleep(1500);
     return {
+      rssBeforeMb,
+      rssAfterMb: await rssMb(running.process.pid ?? 0),
       done,
       up: status !== undefined,
       restarts: status?.supervisor.restarts ?? 0,
@@ -140,6 +153,17 @@ export async function shutdownToExit(target: Target): Promise<number> {
   }
 }
 
+/** Resident memory in MB of a Node process that runs nothing, idle: what any supervisor starts from. */
+export async function emptyNodeRss(): Promise<number> {
+  const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)'], { stdio: 'ignore' });
+  try {
+    await sleep(1500);
+    return await rssMb(child.pid ?? 0);
+  } finally {
+    child.kill();
+  }
+}
+
 /** Resident memory in MB of the process started and of its child, once idle. */
 export async function idleRss(target: Target): Promise<{ parentMb: number; childMb: number }> {
   const running = await target.start();
@@ -162,19 +186,21 @@ export async function throughput(
   running: Running,
   seconds: number,
   keepAlive = true,
+  connections = 16,
 ): Promise<{ rps: number; tool: string }> {
   const url = `${running.url}/rest/system/ping`;
   const headers: Record<string, string> = { 'x-api-key': running.apiKey };
   if (!keepAlive) headers.connection = 'close';
   if (await has('wrk')) {
     const flags = Object.entries(headers).flatMap(([name, value]) => ['-H', `${name}: ${value}`]);
-    const { stdout } = await promisify(execFile)('wrk', ['-t1', '-c16', `-d${seconds}s`, ...flags, url]);
+    const args = ['-t1', `-c${connections}`, `-d${seconds}s`, ...flags, url];
+    const { stdout } = await promisify(execFile)('wrk', args);
     const match = /Requests\/sec:\s+([\d.]+)/.exec(stdout);
-    return { rps: match ? Number(match[1]) : 0, tool: 'wrk -t1 -c16' };
+    return { rps: match ? Number(match[1]) : 0, tool: `wrk -t1 -c${connections}` };
   }
   const { default: autocannon } = await import('autocannon');
-  const result = await autocannon({ url, connections: 16, duration: seconds, headers });
-  return { rps: result.requests.average, tool: 'autocannon -c16' };
+  const result = await autocannon({ url, connections, duration: seconds, headers });
+  return { rps: result.requests.average, tool: `autocannon -c${connections}` };
 }
 
 export async function untilPong(running: Running, timeoutMs: number): Promise<void> {

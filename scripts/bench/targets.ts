@@ -1,5 +1,6 @@
 import { loopbackSyncthingHome } from '../../test/helpers/syncthing.ts';
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +8,9 @@ import getPort from 'get-port';
 import { packageRoot, syncdBin } from '../../shared/paths.ts';
 
 const root = packageRoot;
+const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+  scripts: { start: string };
+};
 const API_KEY = 'bench-key-0123456789abcdefghij';
 
 /** A running service under measurement. */
@@ -26,24 +30,76 @@ export interface Target {
   start(): Promise<Running>;
 }
 
+/** syncd as `npm start` runs it (`node FLAGS dist/bin/syncd.js serve`), in a new home each time. */
 export const syncd: Target = {
   name: 'syncd',
   async start() {
-    const home = await mkdtemp(join(tmpdir(), 'syncd-bench-'));
-    const port = await getPort({ host: '127.0.0.1' });
-    // What npm start runs.
-    // SYNCD_BENCH_PROFILE=DIR: CPU profiles of the supervisor, the worker and its threads, in DIR.
-    const profile = process.env.SYNCD_BENCH_PROFILE;
-    const flags = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [];
-    return launch(process.execPath, [...flags, syncdBin, 'serve'], port, home, {
-      SYNCD_HOME: home,
-      SYNCD_ADDRESS: `127.0.0.1:${port}`,
-      SYNCD_SYNC_ADDRESS: 'tcp://127.0.0.1:0',
-      SYNCD_API_KEY: API_KEY,
-      SYNCD_LOG_LEVEL: 'warn',
-    });
+    return startSyncd(await mkdtemp(join(tmpdir(), 'syncd-bench-')), true);
   },
 };
+
+/** syncd started again and again in one home, as a container restarts: the identity exists already. */
+export function syncdInOneHome(home: string): Target {
+  return { name: 'syncd, home used before', start: () => startSyncd(home, false) };
+}
+
+/** syncd through `npm start --silent` in its folder, as containers run it. */
+export const syncdViaNpm: Target = {
+  name: 'syncd via npm start',
+  async start() {
+    const home = await mkdtemp(join(tmpdir(), 'syncd-bench-'));
+    const port = await getPort({ host: '127.0.0.1' });
+    return launch('npm', ['start', '--silent'], port, home, syncdEnv(home, port));
+  },
+};
+
+async function startSyncd(home: string, removeHome: boolean): Promise<Running> {
+  const port = await getPort({ host: '127.0.0.1' });
+  // What npm start runs (package.json); SYNCD_BENCH_PROFILE=DIR: CPU profiles of the supervisor, the
+  // worker and its threads, in DIR.
+  const start =
+    /exec node (.*) dist\/bin\/syncd\.js serve/.exec(manifest.scripts.start)?.[1]?.split(' ') ?? [];
+  const profile = process.env.SYNCD_BENCH_PROFILE;
+  const flags = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [];
+  return launch(
+    process.execPath,
+    [...start, ...flags, syncdBin, 'serve'],
+    port,
+    removeHome ? home : undefined,
+    syncdEnv(home, port),
+  );
+}
+
+function syncdEnv(home: string, port: number): Record<string, string> {
+  return {
+    SYNCD_HOME: home,
+    SYNCD_ADDRESS: `127.0.0.1:${port}`,
+    SYNCD_SYNC_ADDRESS: 'tcp://127.0.0.1:0',
+    SYNCD_API_KEY: API_KEY,
+    SYNCD_LOG_LEVEL: 'warn',
+  };
+}
+
+/**
+ * One of the two minimal prototypes of the design (scripts/bench/limits/): the floor syncd is measured
+ * against. `viaNpm`: through `npm start` in its folder, as syncd's own `npm start` is measured.
+ */
+function limit(name: string, folder: 'handoff' | 'held', viaNpm = false): Target {
+  return {
+    name,
+    async start() {
+      const port = await getPort({ host: '127.0.0.1' });
+      const cwd = join(root, 'scripts', 'bench', 'limits', folder);
+      const [command, args] = viaNpm ? ['npm', ['start', '--silent']] : [process.execPath, ['sup.mjs']];
+      const env = { SYNCD_ADDRESS: `127.0.0.1:${port}`, SYNCD_API_KEY: API_KEY };
+      return launch(command, args, port, undefined, env, cwd);
+    },
+  };
+}
+
+export const handoffLimit = limit('handoff prototype', 'handoff');
+export const handoffLimitViaNpm = limit('handoff prototype via npm start', 'handoff', true);
+export const heldLimit = limit('held-socket prototype', 'held');
 
 export const syncthing: Target = {
   name: 'syncthing',
@@ -94,8 +150,9 @@ async function launch(
   port: number,
   home?: string,
   env: Record<string, string> = {},
+  cwd = root,
 ): Promise<Running> {
-  const child = spawn(command, args, { cwd: root, env: { ...process.env, ...env }, stdio: 'ignore' });
+  const child = spawn(command, args, { cwd, env: { ...process.env, ...env }, stdio: 'ignore' });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return {
     url: `http://127.0.0.1:${port}`,
