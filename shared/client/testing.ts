@@ -31,7 +31,7 @@ export interface StartOptions {
   home?: string;
   /** The key to serve with; default: a fresh random one (unless `args` or `env` give one). */
   apiKey?: string;
-  /** Wait for the `ready` log line before resolving (default true). */
+  /** Wait for the `ready` log line, and for the worker to hold the service, before resolving (default true). */
   waitReady?: boolean;
   /** How long to wait for `ready`; default 15 s. */
   readyTimeoutMs?: number;
@@ -214,7 +214,16 @@ export async function startService(options: StartOptions = {}): Promise<Service>
       address = String(started.address);
       url = String(started.url);
     }
-    if (options.waitReady !== false) await waitForLog((line) => line.msg === 'ready', options.readyTimeoutMs);
+    if (options.waitReady !== false) {
+      await waitForLog((line) => line.msg === 'ready', options.readyTimeoutMs);
+      // The worker answers first and takes the service (index, folders, devices) a moment later; until
+      // then /rest/db and the like answer 503. Ready means both, or the first acquire failing (it is
+      // retried, and the endpoints say why meanwhile).
+      await waitForLog(
+        (line) => line.msg === 'service held' || /could not acquire the service/.test(String(line.msg)),
+        options.readyTimeoutMs,
+      );
+    }
   } catch (error) {
     await stop();
     throw error;

@@ -16,7 +16,7 @@ function nextWorker(service: Service, old: number): Promise<number> {
   });
 }
 
-t.test('20 restarts in a row while 4 clients ping every 5 ms: no ping fails', async (t) => {
+t.test('10 restarts in a row while 4 clients ping every 5 ms: no ping fails', async (t) => {
   const service = await startService(t);
   // Two clients keep their connection alive across pings, two open one per ping.
   const kept = startPingers({
@@ -34,7 +34,8 @@ t.test('20 restarts in a row while 4 clients ping every 5 ms: no ping fails', as
     keepAlive: false,
   });
   let pid = await workerPid(service);
-  for (let i = 0; i < 20; i++) {
+  // More in a row are the benchmark's (npm run bench): this proves the handover, the bench its endurance.
+  for (let i = 0; i < 10; i++) {
     t.equal((await call(service, 'POST', '/rest/system/restart')).status, 200);
     pid = await nextWorker(service, pid);
   }
@@ -43,7 +44,7 @@ t.test('20 restarts in a row while 4 clients ping every 5 ms: no ping fails', as
   t.same(failures, [], 'no refused connection, no reset, no non-200');
   t.ok(reports[0]!.ok > 100 && reports[1]!.ok > 100, `pings answered: ${reports[0]!.ok} + ${reports[1]!.ok}`);
   t.ok(reports[0]!.closes > 0, 'keep-alive connections were let go with Connection: close');
-  t.equal((await call(service, 'GET', '/rest/system/status')).body.supervisor.restarts, 20);
+  t.equal((await call(service, 'GET', '/rest/system/status')).body.supervisor.restarts, 10);
   t.equal(
     service.logs.filter((line) => line.msg === 'ready').length,
     1,
