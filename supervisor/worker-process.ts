@@ -48,8 +48,12 @@ export function startWorkerEarly(options: WorkerProcessOptions = {}): EarlyWorke
   return {
     adopt(events, { stderr } = {}) {
       worker.copyStderrTo(stderr);
-      target = events;
-      for (const replay of queued.splice(0)) replay(events);
+      // After the caller has the handle (it registers it as it returns): an exit while it was loading,
+      // reported during adopt(), would concern a worker the supervisor does not know yet.
+      queueMicrotask(() => {
+        for (const replay of queued.splice(0)) replay(events);
+        target = events;
+      });
       return worker;
     },
     discard: () => worker.kill('SIGKILL', 'the supervisor did not start'),
