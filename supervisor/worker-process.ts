@@ -29,6 +29,7 @@ export interface WorkerProcessOptions {
  * code overlap the supervisor's own (the worker does nothing until its init). The first spawn adopts it.
  */
 export interface EarlyWorker {
+  readonly pid: number;
   /** The running process, reporting to `events` from now on (what it reported before is replayed). */
   adopt(events: WorkerEvents, options?: Pick<WorkerProcessOptions, 'stderr'>): WorkerHandle;
   /** Ends it: the supervisor will not start (--help, a bad setting, a home in use). */
@@ -46,6 +47,7 @@ export function startWorkerEarly(options: WorkerProcessOptions = {}): EarlyWorke
   };
   const worker = new WorkerProcess(later, options);
   return {
+    pid: worker.pid,
     adopt(events, { stderr } = {}) {
       worker.copyStderrTo(stderr);
       // After the caller has the handle (it registers it as it returns): an exit while it was loading,
