@@ -15,6 +15,7 @@ import {
   shutdownToExit,
   startToPong,
   throughput,
+  untilPong,
 } from './bench/measure.ts';
 import { makeTree, type ScanFigures, scanBench, warm } from './bench/scan.ts';
 import {
@@ -55,7 +56,6 @@ const { values } = parseArgs({
 });
 
 if (values.endurance) {
-  const { endurance } = await import('./bench/measure.ts');
   const count = Number(values.endurance);
   const started = performance.now();
   const result = await endurance(syncd, count);
@@ -67,7 +67,6 @@ if (values.endurance) {
   process.exit(result.up && result.done === count ? 0 : 1);
 }
 if (values['service-gap']) {
-  const { serviceGap } = await import('./bench/measure.ts');
   const gaps = (await serviceGap(Number(values['service-gap']))).sort((a, b) => a - b);
   process.stdout.write(
     `${gaps.length} API restarts: no worker held the service for ${median(gaps)} ms (median), ${gaps.at(-1)} ms at most\n`,
@@ -357,7 +356,6 @@ row(
 // 4. Ping throughput, every server up at once and measured in turns, so that each round sees the same machine.
 const servers = [...services, bareNode, directApp, handoffLimit, heldLimit];
 const running = await Promise.all(servers.map((server) => server.start()));
-const { untilPong } = await import('./bench/measure.ts');
 await Promise.all(running.map((r) => untilPong(r, 30_000)));
 const rps: Record<string, number[]> = {};
 let tool = '';

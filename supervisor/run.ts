@@ -97,7 +97,6 @@ export async function runSupervisor(
     startup = await start(settings, logger);
   } catch (error) {
     if (!(error instanceof SettingError)) throw error;
-    io.firstWorker?.discard();
     logger.fatal({ setting: error.setting }, error.message);
     io.tell?.(`syncd serve: ${error.message}\nRun syncd serve --help for the settings.\n`);
     return EXIT_BAD_CONFIG;

@@ -31,15 +31,28 @@ export function api<T = unknown>(service: Service, method: string, path: string,
   );
 }
 
-/** A service started as a device for other devices to reach: its device ID and sync address too. */
-export async function startDevice(t: Teardown): Promise<{ syncd: Service; id: string; listen: string }> {
+/**
+ * A service started as a device for other devices to reach: its device ID and sync address too, and
+ * `call` for its REST interface (what shareFolder takes as a device).
+ */
+export async function startDevice(t: Teardown): Promise<{
+  syncd: Service;
+  id: string;
+  listen: string;
+  call: (method: string, path: string, body?: unknown) => Promise<unknown>;
+}> {
   const syncd = await startService(t);
   const status = await api<{
     myID: string;
     connectionServiceStatus: Record<string, { lanAddresses: string[] }>;
   }>(syncd, 'GET', '/rest/system/status');
   const listen = Object.values(status.connectionServiceStatus)[0]?.lanAddresses[0] ?? '';
-  return { syncd, id: status.myID, listen };
+  return {
+    syncd,
+    id: status.myID,
+    listen,
+    call: (method, path, body) => api(syncd, method, path, body),
+  };
 }
 
 /** Does `ask` (a restart, a reset) and waits until a new worker holds the service. */

@@ -20,12 +20,8 @@ t.test('receive-only and send-only folders on syncd, with revert and override', 
   });
   const path = (name: string, ...rest: string[]) => join(dir, name, ...rest);
   const syncthing = await startSyncthing(t);
-  const { syncd, id, listen } = await startDevice(t);
-  const device = {
-    id,
-    listen,
-    call: (method: string, url: string, body?: unknown) => api(syncd, method, url, body),
-  };
+  const device = await startDevice(t);
+  const { syncd, id } = device;
   await shareFolder({
     syncthing,
     device,

@@ -50,11 +50,12 @@ t.test(
     await chmod(join(theirs, 'a.txt'), 0o600);
     await mkdir(join(theirs, '.stfolder'));
     const syncthing = await startSyncthing(t);
-    const { syncd, id: myID, listen } = await startDevice(t);
+    const device = await startDevice(t);
+    const { syncd, id: myID } = device;
     const status = { myID };
     await shareFolder({
       syncthing,
-      device: { id: myID, listen, call: (method, path, body) => api(syncd, method, path, body) },
+      device,
       folder: 'pulled',
       theirs,
       mine,
@@ -173,11 +174,12 @@ t.test(
     const [theirs, mine] = [join(dir, 'theirs'), join(dir, 'ours')];
     await mkdir(join(theirs, '.stfolder'));
     const syncthing = await startSyncthing(t);
-    const { syncd, id: myID, listen } = await startDevice(t);
+    const device = await startDevice(t);
+    const { syncd, id: myID } = device;
     const status = { myID };
     await shareFolder({
       syncthing,
-      device: { id: myID, listen, call: (method, path, body) => api(syncd, method, path, body) },
+      device,
       folder: 'both',
       theirs,
       mine,
@@ -322,12 +324,13 @@ t.test(
     // Syncthing sends at 8 MB/s, loopback included: the transfer takes about eight seconds, long
     // enough to be interrupted twice in its middle, even on a loaded machine where a restart is slow.
     await syncthing.call('PATCH', '/rest/config/options', { maxSendKbps: 8000, limitBandwidthInLan: true });
-    const { syncd, id: myID, listen } = await startDevice(t);
+    const device = await startDevice(t);
+    const { syncd } = device;
     // DownloadProgress every second (Syncthing's default is five).
     await api(syncd, 'PATCH', '/rest/config/options', { progressUpdateIntervalS: 1 });
     await shareFolder({
       syncthing,
-      device: { id: myID, listen, call: (method, path, body) => api(syncd, method, path, body) },
+      device,
       folder: 'big',
       theirs,
       mine,

@@ -23,7 +23,7 @@ import {
 } from './http-errors.ts';
 import { answerClientError } from './client-errors.ts';
 import { MAX_HEADER_BYTES, MAX_HEADER_COUNT } from './limits.ts';
-import { type ErrorList, PING_BODY, type StatusSource, systemRoutes } from './routes/system.ts';
+import { type ErrorList, JSON_TYPE, PING_BODY, type StatusSource, systemRoutes } from './routes/system.ts';
 import { type TestRouteOptions, testRoutes } from './routes/test.ts';
 import { configRoutes } from './routes/config.ts';
 import { eventRoutes } from './routes/events.ts';
@@ -119,10 +119,14 @@ export function buildApp(options: AppOptions) {
     options.onProven?.(raw.socket);
     return true;
   };
-  const pingHeaders = {
+  // On every response, as Syncthing sends them.
+  const everyResponse = {
     'cache-control': 'no-cache, no-store',
     ...(options.deviceId ? { 'x-syncthing-id': options.deviceId } : {}),
-    'content-type': 'application/json; charset=utf-8',
+  };
+  const pingHeaders = {
+    ...everyResponse,
+    'content-type': JSON_TYPE,
     'content-length': String(Buffer.byteLength(PING_BODY)),
   };
   /**
@@ -196,8 +200,7 @@ export function buildApp(options: AppOptions) {
   // A callback hook, not an async one: this runs on every request and a promise each costs throughput.
   app.addHook('onRequest', (request, reply, done) => {
     connections.started(request);
-    reply.header('cache-control', 'no-cache, no-store');
-    if (options.deviceId) reply.header('x-syncthing-id', options.deviceId);
+    reply.headers(everyResponse);
     const admitted = admit(request.raw);
     if (admitted instanceof HttpError) {
       done(admitted);

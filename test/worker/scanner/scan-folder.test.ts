@@ -7,21 +7,12 @@ import t, { type Test } from 'tap';
 import { IndexDb } from '../../../worker/index-db/index-db.ts';
 import { HasherPool } from '../../../worker/scanner/hasher-pool.ts';
 import { scanFolder } from '../../../worker/scanner/scan-folder.ts';
+import { indexedFolder } from '../../helpers/indexed-folder.ts';
 
 const me = 0x0123456789abcdefn;
 
-async function setup(t: Test) {
-  const dir = t.testdir({ folder: { '.stfolder': {} } });
-  const path = join(dir, 'folder');
-  const db = await IndexDb.open(join(dir, 'index.sqlite'));
-  const hasher = new HasherPool(2);
-  t.teardown(async () => {
-    await hasher.close();
-    db.close();
-  });
-  const folder = { id: 'f', path, markerName: '.stfolder', ignorePerms: false, modTimeWindowS: 0 };
-  const scan = (under?: string[]) => scanFolder({ folder, db, hasher, shortId: me, under });
-  return { path, db, scan, folder, hasher };
+function setup(t: Test) {
+  return indexedFolder(t, { threads: 2, shortId: me });
 }
 
 t.test('a first scan records every file, directory and symlink; a second finds nothing new', async (t) => {

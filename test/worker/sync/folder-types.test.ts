@@ -3,11 +3,10 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { toFileInfo } from '../../../worker/bep/file-info.ts';
 import type { FileRecord } from '../../../worker/index-db/file-record.ts';
-import { IndexDb } from '../../../worker/index-db/index-db.ts';
 import { compareVersions } from '../../../worker/index-db/versions.ts';
 import { hashFile } from '../../../worker/scanner/blocks.ts';
-import { HasherPool } from '../../../worker/scanner/hasher-pool.ts';
 import { scanFolder } from '../../../worker/scanner/scan-folder.ts';
+import { indexedFolder } from '../../helpers/indexed-folder.ts';
 import {
   adoptEqualVersions,
   overrideRemoteChanges,
@@ -22,17 +21,18 @@ const peerShort = 0x1111111111111111n;
 const PEER = 'PEER';
 
 async function setup(t: Test, receiveOnly: boolean) {
-  const dir = t.testdir({ folder: { '.stfolder': {}, 'shared.txt': 'the same on both' } });
-  const path = join(dir, 'folder');
-  const db = await IndexDb.open(join(dir, 'index.sqlite'));
-  const hasher = new HasherPool(1);
-  t.teardown(async () => {
-    await hasher.close();
-    db.close();
+  const {
+    path,
+    db,
+    hasher,
+    folder,
+    scan: scanAsSendReceive,
+  } = await indexedFolder(t, {
+    tree: { 'shared.txt': 'the same on both' },
+    shortId: me,
   });
-  const folder = { id: 'f', path, markerName: '.stfolder', ignorePerms: false, modTimeWindowS: 0 };
   // The first scan as a send-receive folder: what both devices had before the folder became this type.
-  await scanFolder({ folder, db, hasher, shortId: me });
+  await scanAsSendReceive();
   const shared = db.file('f', 'shared.txt') as FileRecord;
   // The peer has the same version of it.
   db.putRemote('f', PEER, [{ ...shared, sequence: 1 }], true);

@@ -48,8 +48,9 @@ interface SystemRouteOptions extends FastifyPluginOptions {
 export const BODY_LIMIT = 64 * 1024;
 const RAW_BODY_TYPE = 'application/octet-stream';
 
-/** Syncthing's answer to a ping. */
+/** Syncthing's answer to a ping, and the type of it and of the bodies made here as JSON text. */
 export const PING_BODY = JSON.stringify({ ping: 'pong' });
+export const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** The /rest/system endpoints; registered under that prefix. */
 export async function systemRoutes(app: FastifyInstance, options: SystemRouteOptions): Promise<void> {
@@ -68,7 +69,7 @@ export async function systemRoutes(app: FastifyInstance, options: SystemRouteOpt
   // The same bytes as the answer given before Fastify (see answeredFast in app.ts).
   // Async, as every route: the answer goes out after the requests pipelined behind it are counted.
   const pong = async (_request: FastifyRequest, reply: FastifyReply) => {
-    reply.type('application/json; charset=utf-8');
+    reply.type(JSON_TYPE);
     return PING_BODY;
   };
 
@@ -91,7 +92,7 @@ export async function systemRoutes(app: FastifyInstance, options: SystemRouteOpt
 
   // The list's JSON is made once per change and shared by every reader: reading costs no serializing.
   app.get('/error', async (_request, reply) => {
-    reply.type('application/json; charset=utf-8');
+    reply.type(JSON_TYPE);
     return errors.list.body();
   });
   app.post('/error', async (request) => {
