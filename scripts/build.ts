@@ -4,10 +4,11 @@
 import { execFile } from 'node:child_process';
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
+import { INPUTS_FILE, recordBuildInputs } from './build/inputs.ts';
 import { replaceBuild } from './build/replace-build.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -49,7 +50,9 @@ const withoutSchemaCompilers: Plugin = {
 const manifest = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as {
   dependencies?: Record<string, string>;
 };
-const { outputFiles } = await build({
+// A build stopped midway must not leave the record of the one before: it would call this one current.
+await rm(join(root, INPUTS_FILE), { force: true });
+const { outputFiles, metafile } = await build({
   write: false,
   external: Object.keys(manifest.dependencies ?? {}),
   absWorkingDir: root,
@@ -71,9 +74,10 @@ const { outputFiles } = await build({
   },
   logLevel: 'warning',
   plugins: [withoutSchemaCompilers],
+  metafile: true,
 });
 
-await replaceBuild(join(root, 'dist'), outputFiles, { keep: ['types/'] });
+await replaceBuild(join(root, 'dist'), outputFiles, { keep: ['types/', INPUTS_FILE.slice('dist/'.length)] });
 
 // Type declarations of the exported modules, for TypeScript users. TypeScript is a development
 // dependency: an install without it (npm ci --omit=dev) gets the bundles without the declarations.
@@ -95,3 +99,11 @@ if (tsc) {
     await writeFile(path, text.replace(/(from '\.{1,2}\/[^']+)\.ts'/g, "$1.js'"));
   }
 }
+
+// Last, once dist/ is whole: what it was made from, so that a test run skips a build that would change
+// nothing (scripts/build/before-tests.ts).
+await recordBuildInputs(
+  root,
+  Object.keys(metafile.inputs),
+  outputFiles.map((file) => relative(root, file.path)),
+);

@@ -3,7 +3,7 @@ import getPort from 'get-port';
 import t from 'tap';
 import { syncthing } from '../../scripts/bench/targets.ts';
 import { runCli } from '../../scripts/cli/run.ts';
-import { call, isAlive, startService, syncdBin, tryConnect, waitFor } from '../helpers/service.ts';
+import { call, startService, syncdBin, tryConnect, waitFor } from '../helpers/service.ts';
 import { newDeviceId } from '../helpers/config.ts';
 
 const hasSyncthing = (await execa('sh', ['-c', 'command -v syncthing'], { reject: false })).exitCode === 0;
@@ -309,20 +309,4 @@ t.test('the built syncd runs the commands, and serve --help lists the settings',
   const serve = await execa('node', [syncdBin, 'serve', '--help'], { reject: false });
   t.equal(serve.exitCode, 0);
   t.match(serve.stdout, /Usage: syncd serve[\s\S]*--drain-timeout/);
-});
-
-t.test('`syncd serve` is what npm start runs, and npx syncd works from a checkout', async (t) => {
-  const service = await startService(t, { viaNpm: true });
-  t.ok(service.logs.some((line) => line.msg === 'ready'));
-  const npx = await execa(
-    'npx',
-    ['--no-install', 'syncd', 'ping', '--address', service.address, '--api-key', service.apiKey],
-    {
-      reject: false,
-    },
-  );
-  t.equal(npx.exitCode, 0, npx.stderr);
-  await call(service, 'POST', '/rest/system/shutdown');
-  await service.exited;
-  t.notOk(isAlive(service.supervisorPid!), 'stopped');
 });
