@@ -59,6 +59,9 @@ export async function scanBench(target: Target, tree: Tree, rescans = 3): Promis
   const running = await target.start();
   try {
     await untilPong(running, 30_000);
+    // syncd answers pings before its worker has taken the index (it loads that code after ready), and
+    // Syncthing's API starts with its model: both are timed from the moment they serve /rest/db.
+    await untilServing(running);
     const started = performance.now();
     const added = await rest(running, 'POST', '/rest/config/folders', {
       id: 'bench',
@@ -94,6 +97,14 @@ export async function scanBench(target: Target, tree: Tree, rescans = 3): Promis
   } finally {
     await running.stop();
   }
+}
+
+async function untilServing(running: Running): Promise<void> {
+  for (const until = performance.now() + 30_000; performance.now() < until;) {
+    if ((await rest(running, 'GET', '/rest/db/completion')).status === 200) return;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  throw new Error(`${running.url}: GET /rest/db/completion did not answer 200 within 30 s`);
 }
 
 // syncd reports its worker's RSS; Syncthing what Go took from the system.
