@@ -58,8 +58,8 @@ export interface PullProblem {
 }
 
 // Blocks asked for at once, per file; files pulled at once; pulled versions recorded per transaction.
-const IN_FLIGHT = 32;
-const FILES_AT_ONCE = 16;
+const IN_FLIGHT = 64;
+const FILES_AT_ONCE = 32;
 const RECORD_BATCH = 100;
 // Blocks' bytes held in memory at once by a pull, whatever the number of files and blocks under way.
 const BLOCK_BYTES_AT_ONCE = 64 * 1024 * 1024;
@@ -330,9 +330,13 @@ async function readChecked(
   const data = Buffer.alloc(size);
   const { bytesRead } = await handle.read(data, 0, size, offset);
   if (bytesRead !== size) return undefined;
-  return createHash('sha256').update(data).digest().equals(hash) ? data : undefined;
+  return hashes(data, hash) ? data : undefined;
 }
 
+/** Whether `data` has the SHA-256 `hash`. */
+function hashes(data: Uint8Array, hash: Uint8Array): boolean {
+  return createHash('sha256').update(data).digest().equals(hash);
+}
 async function fromOld(
   old: Awaited<ReturnType<typeof open>> | undefined,
   block: { offset: number; size: number } | undefined,
@@ -373,19 +377,19 @@ async function fromDevices(
   for (let attempt = 0; attempt < available.length; attempt++) {
     const device = available[(index + attempt) % available.length] as string;
     try {
-      const data = Buffer.from(
-        await options.request(device, {
-          folder: options.folder.id,
-          name,
-          offset: BigInt(block.offset),
-          size: block.size,
-          hash: block.hash,
-          blockNo: index,
-          fromTemporary: false,
-        }),
-      );
-      if (data.length === block.size && createHash('sha256').update(data).digest().equals(block.hash))
-        return data;
+      const received = await options.request(device, {
+        folder: options.folder.id,
+        name,
+        offset: BigInt(block.offset),
+        size: block.size,
+        hash: block.hash,
+        blockNo: index,
+        fromTemporary: false,
+      });
+      // A view of the received bytes, not a copy: what it keeps alive is about the block's own size
+      // (the frame it came in, joined from the connection's chunks).
+      const data = Buffer.from(received.buffer, received.byteOffset, received.byteLength);
+      if (data.length === block.size && hashes(data, block.hash)) return data;
       last = `${device} sent a block that is not the one asked for`;
       options.logger.warn({ device, name, block: index }, `${last} (block ${index} of ${name})`);
     } catch (error) {
