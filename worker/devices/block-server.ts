@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { create } from '@bufbuild/protobuf';
 import type { Configuration } from '../../shared/config/defaults.ts';
 import { ErrorCode, type Response, ResponseSchema } from '../bep/bep_pb.ts';
+import { responseRoom } from '../bep/frames.ts';
 import { nameProblem } from '../bep/file-info.ts';
 import type { MessageOf } from '../bep/messages.ts';
 import { isInvalid } from '../index-db/file-record.ts';
@@ -58,8 +59,10 @@ export class BlockServer {
     // However many requests devices send at once, only so many bytes are read into memory at a time.
     await this.#room(request.size);
     try {
+      // Read straight into the frame the answer goes out in.
+      const room = responseRoom(request.id, request.size);
       for (const path of paths) {
-        const data = await this.#read(path, offset, request.size);
+        const data = await this.#read(path, offset, room);
         if (!data) continue;
         // Checked as Syncthing checks what it serves: the weak hash when one is asked, else SHA-256.
         const weakMatch = request.weakHash !== 0 && adler32(data) === request.weakHash;
@@ -78,14 +81,13 @@ export class BlockServer {
     }
   }
 
-  /** `size` bytes at `offset`, or undefined when the file is missing or shorter. */
-  async #read(path: string, offset: number, size: number): Promise<Buffer | undefined> {
+  /** `into`'s length in bytes at `offset`, read into it; undefined when the file is missing or shorter. */
+  async #read(path: string, offset: number, into: Buffer): Promise<Buffer | undefined> {
     const handle = await this.#open(path);
     if (!handle) return undefined;
     try {
-      const data = Buffer.allocUnsafe(size);
-      const { bytesRead } = await handle.read(data, 0, size, offset);
-      return bytesRead === size ? data : undefined;
+      const { bytesRead } = await handle.read(into, 0, into.length, offset);
+      return bytesRead === into.length ? into : undefined;
     } catch {
       return undefined;
     }

@@ -1,14 +1,23 @@
 import { randomBytes } from 'node:crypto';
-import { create } from '@bufbuild/protobuf';
+import { create, toBinary } from '@bufbuild/protobuf';
 import { compressBlock } from 'lz4js';
 import t from 'tap';
-import { ClusterConfigSchema, CloseSchema, PingSchema, ResponseSchema } from '../../../worker/bep/bep_pb.ts';
+import {
+  ClusterConfigSchema,
+  CloseSchema,
+  ErrorCode,
+  HeaderSchema,
+  MessageType,
+  PingSchema,
+  ResponseSchema,
+} from '../../../worker/bep/bep_pb.ts';
 import {
   encodeHello,
   encodeMessage,
   type Frame,
   FrameReader,
   ProtocolError,
+  responseRoom,
 } from '../../../worker/bep/frames.ts';
 import { Lz4Error, lz4Compress, lz4Decompress } from '../../../worker/bep/lz4.ts';
 import type { BepMessage } from '../../../worker/bep/messages.ts';
@@ -53,6 +62,57 @@ t.test("messages are framed byte for byte as Syncthing's observed frames", async
   const data = Buffer.from('01234567890123456789');
   const response: BepMessage = { kind: 'Response', body: create(ResponseSchema, { id: 0, data }) };
   t.same(encodeMessage(response), Buffer.concat([hex('0002 0804 00000016 1214'), data]), 'Response id 0');
+});
+
+t.test('a Response framed directly has the bytes protobuf gives it, and reads back', async (t) => {
+  const header = toBinary(HeaderSchema, create(HeaderSchema, { type: MessageType.RESPONSE }));
+  const cases = [
+    { id: 0, data: new Uint8Array(0), code: ErrorCode.NO_ERROR },
+    { id: 1, data: Buffer.from('x'), code: ErrorCode.NO_ERROR },
+    { id: 127, data: randomBytes(127), code: ErrorCode.NO_ERROR },
+    { id: 128, data: randomBytes(128), code: ErrorCode.GENERIC },
+    { id: 2 ** 31 - 1, data: randomBytes(128 * 1024), code: ErrorCode.INVALID_FILE },
+    { id: -1, data: new Uint8Array(0), code: ErrorCode.NO_SUCH_FILE },
+    { id: -(2 ** 31), data: randomBytes(16 * 1024 * 1024), code: ErrorCode.NO_ERROR },
+  ];
+  for (const fields of cases) {
+    const body = create(ResponseSchema, fields);
+    const payload = toBinary(ResponseSchema, body);
+    const expected = Buffer.concat([
+      Buffer.from([0, header.length]),
+      header,
+      Buffer.from(Uint32Array.of(payload.length).buffer).reverse(),
+      payload,
+    ]);
+    const label = `id ${fields.id}, ${fields.data.length} bytes, code ${fields.code}`;
+    const framed = encodeMessage({ kind: 'Response', body });
+    t.ok(framed.equals(expected), label);
+    const [frame] = readAll(afterHello(), framed);
+    t.ok(frame?.kind === 'message' && frame.message.kind === 'Response', `${label} reads back`);
+    if (frame?.kind !== 'message' || frame.message.kind !== 'Response') continue;
+    t.equal(frame.message.body.id, fields.id);
+    t.equal(frame.message.body.code, fields.code);
+    t.ok(Buffer.from(frame.message.body.data).equals(fields.data));
+  }
+});
+
+t.test('a block read into its room goes out in that frame, as protobuf would encode it', async (t) => {
+  const block = randomBytes(128 * 1024);
+  const generic = (id: number, code: ErrorCode, data: Uint8Array) =>
+    encodeMessage({ kind: 'Response', body: create(ResponseSchema, { id, code, data: Buffer.from(data) }) });
+  const room = responseRoom(7, block.length);
+  block.copy(room);
+  const framed = encodeMessage({ kind: 'Response', body: create(ResponseSchema, { id: 7, data: room }) });
+  t.ok(framed.equals(generic(7, ErrorCode.NO_ERROR, block)), 'the same bytes');
+  t.equal(framed.buffer, room.buffer, 'the frame the room is in: no copy');
+  const other = encodeMessage({ kind: 'Response', body: create(ResponseSchema, { id: 8, data: room }) });
+  t.ok(other.equals(generic(8, ErrorCode.NO_ERROR, block)), 'another id: framed anew');
+  const failed = encodeMessage({
+    kind: 'Response',
+    body: create(ResponseSchema, { id: 7, data: room, code: ErrorCode.GENERIC }),
+  });
+  t.ok(failed.equals(generic(7, ErrorCode.GENERIC, block)), 'another code: framed anew');
+  t.equal(responseRoom(9, 0).length, 0, 'an empty block has an empty room');
 });
 
 t.test('large messages go LZ4 compressed (but Responses only when asked), and read back', async (t) => {
