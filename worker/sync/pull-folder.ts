@@ -337,6 +337,7 @@ async function readChecked(
 function hashes(data: Uint8Array, hash: Uint8Array): boolean {
   return createHash('sha256').update(data).digest().equals(hash);
 }
+
 async function fromOld(
   old: Awaited<ReturnType<typeof open>> | undefined,
   block: { offset: number; size: number } | undefined,
