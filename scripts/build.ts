@@ -101,7 +101,7 @@ if (tsc) {
 }
 
 // Last, once dist/ is whole: what it was made from, so that a test run skips a build that would change
-// nothing (scripts/build/before-tests.ts).
+// nothing (scripts/build/if-stale.ts).
 await recordBuildInputs(
   root,
   Object.keys(metafile.inputs),
