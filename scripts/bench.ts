@@ -2,7 +2,9 @@
 // run, and prints a markdown report for BENCHMARKS.md. Not part of `npm test`: on shared machines the
 // absolute figures move from run to run, so compare the ratios taken in one run.
 import { execFileSync } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
   emptyNodeRss,
@@ -30,8 +32,6 @@ import {
   syncthing,
   type Target,
 } from './bench/targets.ts';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { join } from 'node:path';
 
 const { values } = parseArgs({
   options: {

@@ -59,28 +59,11 @@ export async function scanBench(target: Target, tree: Tree, rescans = 3): Promis
   const running = await target.start();
   try {
     await untilPong(running, 30_000);
-    // syncd answers pings before its worker has taken the index (it loads that code after ready), and
-    // Syncthing's API starts with its model: both are timed from the moment they serve /rest/db.
-    await untilServing(running);
-    const started = performance.now();
-    const added = await rest(running, 'POST', '/rest/config/folders', {
-      id: 'bench',
-      path: tree.path,
-      fsWatcherEnabled: false,
-      rescanIntervalS: 3600,
-    });
-    if (added.status !== 200) throw new Error(`${target.name}: adding the folder answered ${added.status}`);
     let peak = 0;
-    for (;;) {
-      const status = await rest(running, 'GET', '/rest/db/status?folder=bench');
+    const initialMs = await indexFromScratch(running, tree, async () => {
       const memory = await memoryMb(running);
       if (memory !== undefined) peak = Math.max(peak, memory);
-      const body = status.body as { state?: string; localFiles?: number };
-      if (status.status === 200 && body.state === 'idle' && body.localFiles === tree.files) break;
-      if (performance.now() - started > 600_000) throw new Error(`${target.name}: the scan did not end`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    const initialMs = performance.now() - started;
+    });
     const times: number[] = [];
     for (let i = 0; i < rescans; i++) {
       const at = performance.now();
@@ -99,7 +82,38 @@ export async function scanBench(target: Target, tree: Tree, rescans = 3): Promis
   }
 }
 
-async function untilServing(running: Running): Promise<void> {
+/**
+ * Adds `tree` as the folder `bench` and waits until its status says every file is indexed and the
+ * folder idle (polled every 20 ms, `onPoll` at each); returns the milliseconds from the request. The
+ * clock starts once the service serves /rest/db: syncd answers pings before its worker has taken the
+ * index (it loads that code after ready), and Syncthing's API starts with its model.
+ */
+export async function indexFromScratch(
+  running: Running,
+  tree: Tree,
+  onPoll: () => Promise<void> = async () => {},
+): Promise<number> {
+  await untilServing(running);
+  const started = performance.now();
+  const added = await rest(running, 'POST', '/rest/config/folders', {
+    id: 'bench',
+    path: tree.path,
+    fsWatcherEnabled: false,
+    rescanIntervalS: 3600,
+  });
+  if (added.status !== 200) throw new Error(`${running.url}: adding the folder answered ${added.status}`);
+  for (;;) {
+    const status = await rest(running, 'GET', '/rest/db/status?folder=bench');
+    await onPoll();
+    const body = status.body as { state?: string; localFiles?: number };
+    if (status.status === 200 && body.state === 'idle' && body.localFiles === tree.files) break;
+    if (performance.now() - started > 600_000) throw new Error(`${running.url}: the scan did not end`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return performance.now() - started;
+}
+
+export async function untilServing(running: Running): Promise<void> {
   for (const until = performance.now() + 30_000; performance.now() < until;) {
     if ((await rest(running, 'GET', '/rest/db/completion')).status === 200) return;
     await new Promise((resolve) => setTimeout(resolve, 5));
@@ -117,7 +131,7 @@ async function memoryMb(running: Running): Promise<number | undefined> {
   return bytes === undefined ? undefined : bytes / 2 ** 20;
 }
 
-async function rest(running: Running, method: string, path: string, body?: unknown) {
+export async function rest(running: Running, method: string, path: string, body?: unknown) {
   const response = await fetch(`${running.url}${path}`, {
     method,
     headers: { 'X-API-Key': running.apiKey, 'Content-Type': 'application/json' },

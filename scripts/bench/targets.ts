@@ -11,6 +11,9 @@ const root = packageRoot;
 const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
   scripts: { start: string };
 };
+// The Node flags `npm start` gives the supervisor (package.json: `exec node FLAGS dist/bin/syncd.js serve`).
+const startFlags =
+  /exec node (.*) dist\/bin\/syncd\.js serve/.exec(manifest.scripts.start)?.[1]?.split(' ') ?? [];
 const API_KEY = 'bench-key-0123456789abcdefghij';
 
 /** A running service under measurement. */
@@ -55,15 +58,13 @@ export const syncdViaNpm: Target = {
 
 async function startSyncd(home: string, removeHome: boolean): Promise<Running> {
   const port = await getPort({ host: '127.0.0.1' });
-  // What npm start runs (package.json); SYNCD_BENCH_PROFILE=DIR: CPU profiles of the supervisor, the
-  // worker and its threads, in DIR.
-  const start =
-    /exec node (.*) dist\/bin\/syncd\.js serve/.exec(manifest.scripts.start)?.[1]?.split(' ') ?? [];
+  // What npm start runs; SYNCD_BENCH_PROFILE=DIR: CPU profiles of the supervisor, the worker and its
+  // threads, in DIR.
   const profile = process.env.SYNCD_BENCH_PROFILE;
   const flags = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [];
   return launch(
     process.execPath,
-    [...start, ...flags, syncdBin, 'serve'],
+    [...startFlags, ...flags, syncdBin, 'serve'],
     port,
     removeHome ? home : undefined,
     syncdEnv(home, port),

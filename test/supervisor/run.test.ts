@@ -32,9 +32,10 @@ async function processesMarked(marker: string): Promise<number[]> {
  * processes it started that are still there a moment later (the worker it starts early must not be).
  */
 async function runToExit(env: Record<string, string>, args: string[] = []) {
-  const marker = `SYNCD_TEST_RUN_MARK=${randomUUID()}`;
+  const mark = randomUUID();
+  const marker = `SYNCD_TEST_RUN_MARK=${mark}`;
   const result = await execa('node', [syncdBin, 'serve', ...args], {
-    env: { SYNCD_SYNC_ADDRESS: 'tcp://127.0.0.1:0', SYNCD_TEST_RUN_MARK: marker.split('=')[1], ...env },
+    env: { SYNCD_SYNC_ADDRESS: 'tcp://127.0.0.1:0', SYNCD_TEST_RUN_MARK: mark, ...env },
     reject: false,
     timeout: 20_000,
     stdin: 'ignore',

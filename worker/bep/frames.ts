@@ -43,9 +43,10 @@ export function encodeHello(hello: Omit<Hello, '$typeName'>): Buffer {
  * that saves enough.
  */
 export function encodeMessage(message: BepMessage, compression: Compression = 'metadata'): Buffer {
+  // A Response is compressed only when everything is: otherwise it is framed without protobuf's writer.
   if (message.kind === 'Response' && compression !== 'always') return encodeResponse(message.body);
   const body = encodeBody(message);
-  const wanted = compression === 'always' || (compression === 'metadata' && message.kind !== 'Response');
+  const wanted = compression !== 'never';
   const compressed = wanted && body.length >= COMPRESS_FROM ? lz4Compress(body) : undefined;
   const header = toBinary(
     HeaderSchema,
