@@ -17,6 +17,16 @@ const defaultEntry = fileURLToPath(new URL(`../worker/main${extname(import.meta.
  */
 export const SUPERVISOR_ONLY_FLAGS = ['--max-semi-space-size'];
 
+/**
+ * V8 flags for the worker (its threads share them): functions are optimized once they have run four
+ * times as long as V8's default asks (its interrupt budget, 66 KiB of bytecode, raised to 256 KiB). A
+ * new worker's work comes in bursts (a first scan, a restart's index), and V8 optimized some 65
+ * functions during one first scan, on background threads that took about 200 ms of the two cores'
+ * time, a fifth of the scan's; the hot loops are still optimized, a little later. Measured in
+ * BENCHMARKS.md (indexing); a flag given to the supervisor comes after these and wins.
+ */
+export const WORKER_FLAGS = ['--interrupt-budget=262144'];
+
 export interface WorkerProcessOptions {
   entry?: string;
   env?: NodeJS.ProcessEnv;
@@ -77,10 +87,11 @@ export class WorkerProcess implements WorkerHandle {
       // Handles (the accepted sockets) travel with Node's own send(); execa's IPC helpers carry none.
       ipc: true,
       // The supervisor's own V8 flags (a small young generation, see package.json's start) are not the
-      // worker's: it keeps V8's defaults. Others (--cpu-prof, --inspect) go on to it as Node passes them.
-      nodeOptions: process.execArgv.filter(
-        (flag) => !SUPERVISOR_ONLY_FLAGS.some((only) => flag.startsWith(only)),
-      ),
+      // worker's: it has its own. Others (--cpu-prof, --inspect) go on to it as Node passes them.
+      nodeOptions: [
+        ...WORKER_FLAGS,
+        ...process.execArgv.filter((flag) => !SUPERVISOR_ONLY_FLAGS.some((only) => flag.startsWith(only))),
+      ],
       serialization: 'json',
       stdin: 'ignore',
       stdout: 'inherit',

@@ -4,7 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import type { WorkerExit } from '../../supervisor/worker-handle.ts';
-import { startWorkerEarly } from '../../supervisor/worker-process.ts';
+import { startWorkerEarly, WORKER_FLAGS } from '../../supervisor/worker-process.ts';
 import { isAlive, waitFor } from '../helpers/service.ts';
 
 t.test('a worker that exits while it loads is reported once adopted, not during adopt()', async (t) => {
@@ -35,4 +35,19 @@ t.test('a worker never adopted is ended by discard()', async (t) => {
   await waitFor('its exit reported', async () => (exits.length > 0 ? true : undefined), 10_000);
   t.match(exits, [{ signal: 'SIGKILL', killReason: 'the supervisor did not start' }]);
   t.notOk(isAlive(early.pid));
+});
+
+t.test("the worker runs with the worker's V8 flags", async (t) => {
+  const entry = join(t.testdir(), 'flags.mjs');
+  await writeFile(
+    entry,
+    "process.stderr.write(JSON.stringify(process.execArgv) + '\\n'); process.exit(3);\n",
+  );
+  const early = startWorkerEarly({ entry });
+  const exits: WorkerExit[] = [];
+  early.adopt({ onMessage: () => {}, onExit: (_worker, exit) => exits.push(exit) });
+  await waitFor('its exit reported', async () => (exits.length > 0 ? true : undefined), 20_000);
+  const flags = JSON.parse(exits[0]?.lastStderrLine ?? '[]') as string[];
+  t.ok(WORKER_FLAGS.length > 0);
+  for (const flag of WORKER_FLAGS) t.ok(flags.includes(flag), `${flag} in ${flags.join(' ')}`);
 });

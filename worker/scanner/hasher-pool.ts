@@ -10,7 +10,7 @@ import type { HashJob, HashResult } from './hash-thread.ts';
 const fromSources = import.meta.url.endsWith('.ts');
 const threadEntry = fromSources
   ? join(packageRoot, 'worker', 'scanner', 'hash-thread.ts')
-  : join(distDir, 'worker', 'scanner', 'hash-thread.js');
+  : join(distDir, 'worker', 'scanner', 'hash-thread.cjs');
 // A thread does not get tsx's loader from --import: from sources it registers it, then loads the module.
 const sourceBootstrap = () => {
   const tsx = import.meta.resolve('tsx/esm/api');
