@@ -50,6 +50,11 @@ const { values } = parseArgs({
     connect: { type: 'boolean', default: false },
     // Moving a folder between devices alone: `npm run bench -- --sync`.
     sync: { type: 'boolean', default: false },
+    // A file larger than the memory syncd may use, moved to and from it: `npm run bench -- --sync-memory`.
+    'sync-memory': { type: 'boolean', default: false },
+    // Its file's size and syncd's limit, in MiB (default 4096 and 512; --quick 768 and 384).
+    'memory-file': { type: 'string' },
+    'memory-limit': { type: 'string' },
     // The control plane alone (start-up, restarts, throughput, memory): `npm run bench -- --control`.
     control: { type: 'boolean', default: false },
   },
@@ -241,6 +246,48 @@ async function syncRows(): Promise<void> {
   } finally {
     await tree.remove();
   }
+}
+
+// 9. A file larger than the memory syncd may use (see memoryBench in scripts/bench/sync.ts).
+async function syncMemoryRows(): Promise<void> {
+  if (!withSyncthing) return;
+  const [fileMiB, limitMiB] = [
+    Number(values['memory-file'] ?? (quick ? 768 : 4096)),
+    Number(values['memory-limit'] ?? (quick ? 384 : 512)),
+  ];
+  log(`moving one file of ${fileMiB} MiB to and from syncd, its processes limited to ${limitMiB} MiB`);
+  const tree = await makeTree(0, 1, fileMiB);
+  try {
+    const { memoryBench } = await import('./bench/sync.ts');
+    const figures = await memoryBench(tree, limitMiB);
+    process.stderr.write(`${JSON.stringify(figures)}\n`);
+    const limit =
+      figures.limitMiB === undefined ? 'no memory cgroup, no limit' : `limit ${figures.limitMiB} MiB`;
+    const survived = figures.oomKills === 0 && !figures.workerReplaced && figures.intact;
+    const outcome =
+      `${figures.oomKills} killed for memory, worker ${figures.workerReplaced ? 'replaced' : 'the same'}, ` +
+      (figures.failure ?? `copies ${figures.intact ? 'intact' : 'DIFFER'}`);
+    row(
+      `one file of ${fmt(figures.fileMiB)} MiB, Syncthing to syncd (${limit}): time (ms), worker's largest RSS (MB)`,
+      { syncd: `${fmt(figures.toSyncdMs)}, ${fmt(figures.pullRssMb)} MB`, syncthing: '–', ratio: '' },
+      'bounded',
+      `${survived ? 'met' : 'missed'}: ${outcome}`,
+    );
+    row(
+      `the same file, syncd to Syncthing (${limit}): time (ms), worker's largest RSS (MB)`,
+      { syncd: `${fmt(figures.fromSyncdMs)}, ${fmt(figures.serveRssMb)} MB`, syncthing: '–', ratio: '' },
+      'bounded',
+      `${survived ? 'met' : 'missed'}: ${outcome}`,
+    );
+  } finally {
+    await tree.remove();
+  }
+}
+
+if (values['sync-memory']) {
+  await syncMemoryRows();
+  process.stdout.write(`${rows.map((cells) => `| ${cells.join(' | ')} |`).join('\n')}\n`);
+  process.exit(0);
 }
 
 if (values.sync) {

@@ -4,10 +4,13 @@
 // says it has every file and needs nothing (polled every 50 ms); each direction `rounds` times, to a
 // new receiver each time, and the median taken (single runs moved by a factor of two here).
 // syncd's worker RSS is sampled while it pulls.
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdir, mkdtemp, readdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startService } from '../../shared/client/testing.ts';
+import { pipeline } from 'node:stream/promises';
+import { type Service, startService } from '../../shared/client/testing.ts';
 import { pollUntil, startSyncthing } from '../../test/helpers/syncthing.ts';
 import type { Tree } from './scan.ts';
 
@@ -31,111 +34,144 @@ export interface SyncFigures {
   pullRssMb: number;
 }
 
-export async function syncBench(tree: Tree, rounds = 3): Promise<SyncFigures> {
-  const teardowns: Array<() => unknown> = [];
-  const t = { teardown: (fn: () => unknown) => void teardowns.push(fn) };
+/** What a run started, ended in reverse order by `end`; and where receivers keep their folders. */
+interface Session {
+  teardowns: Array<() => unknown>;
+  scratch: string;
+}
+
+async function openSession(): Promise<Session> {
   const scratch = await mkdtemp(join(tmpdir(), 'syncd-bench-sync-'));
-  teardowns.push(() => rm(scratch, { recursive: true, force: true }));
+  return { teardowns: [() => rm(scratch, { recursive: true, force: true })], scratch };
+}
+
+async function endSession(session: Session): Promise<void> {
+  for (const fn of session.teardowns.reverse()) await fn();
+}
+
+async function syncthingPeer(session: Session, name: string): Promise<Peer> {
+  const peer = await startSyncthing({ teardown: (fn) => void session.teardowns.push(fn) }, name);
+  return { id: peer.id, listen: peer.listen, call: (m, p, b) => peer.call(m, p, b) };
+}
+
+async function syncdPeer(
+  session: Session,
+  starting: Service | Promise<Service> = startService(),
+): Promise<Peer & { service: Service }> {
+  const service = await starting;
+  session.teardowns.push(service.stop);
+  const status = (await service.client.status()) as unknown as {
+    myID: string;
+    connectionServiceStatus: Record<string, { lanAddresses: string[] }>;
+  };
+  return {
+    id: status.myID,
+    listen: Object.values(status.connectionServiceStatus)[0]?.lanAddresses[0] ?? '',
+    call: (m, p, b) =>
+      service.client.call(m, p, b === undefined ? undefined : JSON.stringify(b), 'application/json'),
+    service,
+  };
+}
+
+/**
+ * The sender shares the folder at `path` (scanned first; added as `bench` when it has none there), the
+ * receiver an empty folder of its own under the session's scratch folder, named `id`; the milliseconds
+ * until the receiver has all `files`.
+ */
+async function move(
+  session: Session,
+  sender: Peer,
+  receiver: Peer,
+  tree: { path: string; files: number },
+  id: string,
+  sample?: () => Promise<void>,
+  /** Checked at each poll: a reason given ends the wait with it as the error. */
+  stopIf?: () => Promise<string | undefined>,
+): Promise<number> {
+  await sender.call('POST', '/rest/config/devices', { deviceID: receiver.id, addresses: [receiver.listen] });
+  await receiver.call('POST', '/rest/config/devices', { deviceID: sender.id, addresses: [sender.listen] });
+  // One folder on each sender, shared with each receiver in turn.
+  const existing = (await sender.call('GET', '/rest/config/folders')) as Array<{
+    id: string;
+    path: string;
+    devices: unknown[];
+  }>;
+  const folder = existing.find((entry) => entry.path === tree.path);
+  if (folder) {
+    await sender.call('PATCH', `/rest/config/folders/${folder.id}`, {
+      devices: [...folder.devices, { deviceID: receiver.id }],
+    });
+  } else {
+    await sender.call('POST', '/rest/config/folders', {
+      id: 'bench',
+      path: tree.path,
+      type: 'sendonly',
+      devices: [{ deviceID: receiver.id }],
+      ...FOLDER,
+    });
+  }
+  await pollUntil(
+    `${id}: the sender's scan`,
+    async () => {
+      const status = (await sender.call('GET', '/rest/db/status?folder=bench')) as Status;
+      return status.state === 'idle' && status.localFiles === tree.files;
+    },
+    600_000,
+  );
+  const path = join(session.scratch, id);
+  await mkdir(join(path, '.stfolder'), { recursive: true });
+  const started = performance.now();
+  await receiver.call('POST', '/rest/config/folders', {
+    id: 'bench',
+    path,
+    devices: [{ deviceID: sender.id }],
+    ...FOLDER,
+  });
+  let stopped: string | undefined;
+  await pollUntil(
+    `${id}: the receiver in sync`,
+    async () => {
+      stopped = await stopIf?.();
+      if (stopped) return true;
+      await sample?.();
+      const status = (await receiver.call('GET', '/rest/db/status?folder=bench')) as Status;
+      return status.localFiles === tree.files && status.needTotalItems === 0;
+    },
+    600_000,
+    50,
+  );
+  if (stopped) throw new Error(`${id}: ${stopped}`);
+  return performance.now() - started;
+}
+
+/** The largest RSS syncd's worker reports, sampled at each call. */
+function rssSampler(peer: Peer): { sample: () => Promise<void>; largestMb: () => number } {
+  let largest = 0;
+  return {
+    sample: async () => {
+      const status = (await peer.call('GET', '/rest/system/status')) as { memory?: { rss?: number } };
+      largest = Math.max(largest, (status.memory?.rss ?? 0) / 1e6);
+    },
+    largestMb: () => largest,
+  };
+}
+
+export async function syncBench(tree: Tree, rounds = 3): Promise<SyncFigures> {
+  const session = await openSession();
   try {
-    const syncthingPeer = async (name: string): Promise<Peer> => {
-      const peer = await startSyncthing(t, name);
-      return { id: peer.id, listen: peer.listen, call: (m, p, b) => peer.call(m, p, b) };
-    };
-    const syncdPeer = async (): Promise<Peer> => {
-      const service = await startService();
-      teardowns.push(service.stop);
-      const status = (await service.client.status()) as unknown as {
-        myID: string;
-        connectionServiceStatus: Record<string, { lanAddresses: string[] }>;
-      };
-      return {
-        id: status.myID,
-        listen: Object.values(status.connectionServiceStatus)[0]?.lanAddresses[0] ?? '',
-        call: (m, p, b) =>
-          service.client.call(m, p, b === undefined ? undefined : JSON.stringify(b), 'application/json'),
-      };
-    };
-    /** The sender shares the tree (scanned first), the receiver an empty folder; the time until it has all. */
-    const move = async (
-      sender: Peer,
-      receiver: Peer,
-      id: string,
-      sample?: () => Promise<void>,
-    ): Promise<number> => {
-      await sender.call('POST', '/rest/config/devices', {
-        deviceID: receiver.id,
-        addresses: [receiver.listen],
-      });
-      await receiver.call('POST', '/rest/config/devices', {
-        deviceID: sender.id,
-        addresses: [sender.listen],
-      });
-      // One folder on each sender, shared with each receiver in turn.
-      const existing = (await sender.call('GET', '/rest/config/folders')) as Array<{
-        id: string;
-        path: string;
-        devices: unknown[];
-      }>;
-      const folder = existing.find((entry) => entry.path === tree.path);
-      if (folder) {
-        await sender.call('PATCH', `/rest/config/folders/${folder.id}`, {
-          devices: [...folder.devices, { deviceID: receiver.id }],
-        });
-      } else {
-        await sender.call('POST', '/rest/config/folders', {
-          id: 'bench',
-          path: tree.path,
-          type: 'sendonly',
-          devices: [{ deviceID: receiver.id }],
-          ...FOLDER,
-        });
-      }
-      await pollUntil(
-        `${id}: the sender's scan`,
-        async () => {
-          const status = (await sender.call('GET', '/rest/db/status?folder=bench')) as Status;
-          return status.state === 'idle' && status.localFiles === tree.files;
-        },
-        600_000,
-      );
-      const path = join(scratch, id);
-      await mkdir(join(path, '.stfolder'), { recursive: true });
-      const started = performance.now();
-      await receiver.call('POST', '/rest/config/folders', {
-        id: 'bench',
-        path,
-        devices: [{ deviceID: sender.id }],
-        ...FOLDER,
-      });
-      await pollUntil(
-        `${id}: the receiver in sync`,
-        async () => {
-          await sample?.();
-          const status = (await receiver.call('GET', '/rest/db/status?folder=bench')) as Status;
-          return status.localFiles === tree.files && status.needTotalItems === 0;
-        },
-        600_000,
-        50,
-      );
-      return performance.now() - started;
-    };
-    const source = await syncthingPeer('source');
-    const syncdSource = await syncdPeer();
+    const source = await syncthingPeer(session, 'source');
+    const syncdSource = await syncdPeer(session);
     const runs: SyncFigures['runs'] = { syncthing: [], toSyncd: [], fromSyncd: [] };
     let pullRssMb = 0;
     for (let round = 0; round < rounds; round++) {
-      runs.syncthing.push(
-        await move(source, await syncthingPeer(`receiver-${round}`), `to-syncthing-${round}`),
-      );
-      const receiver = await syncdPeer();
-      const sample = async () => {
-        const status = (await receiver.call('GET', '/rest/system/status')) as { memory?: { rss?: number } };
-        pullRssMb = Math.max(pullRssMb, (status.memory?.rss ?? 0) / 1e6);
-      };
-      runs.toSyncd.push(await move(source, receiver, `to-syncd-${round}`, sample));
-      runs.fromSyncd.push(
-        await move(syncdSource, await syncthingPeer(`from-syncd-${round}`), `from-syncd-${round}`),
-      );
+      const toSyncthing = await syncthingPeer(session, `receiver-${round}`);
+      runs.syncthing.push(await move(session, source, toSyncthing, tree, `to-syncthing-${round}`));
+      const receiver = await syncdPeer(session);
+      const rss = rssSampler(receiver);
+      runs.toSyncd.push(await move(session, source, receiver, tree, `to-syncd-${round}`, rss.sample));
+      pullRssMb = Math.max(pullRssMb, rss.largestMb());
+      const fromSyncd = await syncthingPeer(session, `from-syncd-${round}`);
+      runs.fromSyncd.push(await move(session, syncdSource, fromSyncd, tree, `from-syncd-${round}`));
     }
     const median = (values: number[]) =>
       [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
@@ -147,6 +183,152 @@ export async function syncBench(tree: Tree, rounds = 3): Promise<SyncFigures> {
       pullRssMb,
     };
   } finally {
-    for (const fn of teardowns.reverse()) await fn();
+    await endSession(session);
   }
+}
+
+/** A file larger than the memory syncd may use, moved to syncd and from it (see memoryBench). */
+export interface MemoryFigures {
+  fileMiB: number;
+  /** The memory cgroup's limit on syncd's processes; undefined where no cgroup could be made. */
+  limitMiB: number | undefined;
+  toSyncdMs: number;
+  fromSyncdMs: number;
+  /** The largest RSS syncd's worker reported, pulling and serving (MB). */
+  pullRssMb: number;
+  serveRssMb: number;
+  /** The cgroup's largest charge, page cache included (MB): what shows the limit was reached. */
+  cgroupPeakMb: number | undefined;
+  /** Processes the kernel killed for memory in the cgroup, and whether the worker was replaced. */
+  oomKills: number;
+  workerReplaced: boolean;
+  /** Every copy's SHA-256 equal to the original's. */
+  intact: boolean;
+  /** Why a transfer did not end, if one did not. */
+  failure?: string;
+}
+
+/**
+ * One file of `fileMiB` moved from a Syncthing to syncd, then from that syncd to a second Syncthing,
+ * with syncd's supervisor and worker in a memory cgroup limited to `limitMiB` (less than the file):
+ * streamed, the transfer fits; buffered whole, the kernel would kill the worker. Where no cgroup can be
+ * made (cgroup v1's memory controller, as root), the RSS is still reported.
+ */
+export async function memoryBench(tree: Tree, limitMiB: number): Promise<MemoryFigures> {
+  const session = await openSession();
+  const limit = await memoryLimit(limitMiB);
+  if (limit) session.teardowns.unshift(limit.remove);
+  try {
+    const source = await syncthingPeer(session, 'source');
+    // Started from inside the cgroup, so that all its memory counts: a process moved in later would
+    // leave behind what it held before (this kernel moves no charges). startService spawns before it
+    // first waits when given a home, so this process is in the cgroup only for that moment.
+    const home = await mkdtemp(join(tmpdir(), 'syncd-bench-memory-'));
+    session.teardowns.push(() => rm(home, { recursive: true, force: true }));
+    const starting = limit ? await limit.within(() => startService({ home })) : startService({ home });
+    const syncd = await syncdPeer(session, starting);
+    const workerPid = await syncd.service.workerPid();
+    if (limit) await limit.holds([syncd.service.supervisorPid ?? 0, workerPid]);
+    // A process killed for memory is the outcome, not something to wait out.
+    const killed = async () =>
+      (await limit?.oomKills()) ? "the kernel killed a process of syncd's for memory" : undefined;
+    const pulling = rssSampler(syncd);
+    const serving = rssSampler(syncd);
+    const figures: MemoryFigures = {
+      fileMiB: tree.bytes / 2 ** 20,
+      limitMiB: limit ? limitMiB : undefined,
+      toSyncdMs: Number.NaN,
+      fromSyncdMs: Number.NaN,
+      pullRssMb: 0,
+      serveRssMb: 0,
+      cgroupPeakMb: undefined,
+      oomKills: 0,
+      workerReplaced: false,
+      intact: false,
+    };
+    try {
+      figures.toSyncdMs = await move(session, source, syncd, tree, 'to-syncd', pulling.sample, killed);
+      const copy = { path: join(session.scratch, 'to-syncd'), files: tree.files };
+      const receiver = await syncthingPeer(session, 'from-syncd');
+      figures.fromSyncdMs = await move(session, syncd, receiver, copy, 'from-syncd', serving.sample, killed);
+      // The tree's files (the folder also holds Syncthing's marker, .stfolder).
+      const names = (await readdir(tree.path, { withFileTypes: true }))
+        .filter((entry) => entry.isFile())
+        .map((entry) => entry.name);
+      const digests = await Promise.all(
+        ['', 'to-syncd', 'from-syncd'].flatMap((folder) =>
+          names.map((name) => sha256(folder ? join(session.scratch, folder, name) : join(tree.path, name))),
+        ),
+      );
+      figures.intact = digests.every((digest, i) => digest === digests[i % names.length]);
+    } catch (error) {
+      figures.failure = (error as Error).message;
+    }
+    figures.pullRssMb = pulling.largestMb();
+    figures.serveRssMb = serving.largestMb();
+    figures.cgroupPeakMb = await limit?.peakMb();
+    figures.oomKills = (await limit?.oomKills()) ?? 0;
+    figures.workerReplaced = (await syncd.service.workerPid().catch(() => undefined)) !== workerPid;
+    return figures;
+  } finally {
+    await endSession(session);
+  }
+}
+
+async function sha256(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  await pipeline(createReadStream(path), hash);
+  return hash.digest('hex');
+}
+
+interface MemoryLimit {
+  /** Calls `spawn` with this process in the cgroup, and leaves it as `spawn` returns: what it started stays. */
+  within<T>(spawn: () => T): Promise<T>;
+  /** Throws unless every one of these processes is in the cgroup. */
+  holds(pids: number[]): Promise<void>;
+  oomKills(): Promise<number>;
+  peakMb(): Promise<number>;
+  remove(): Promise<void>;
+}
+
+// cgroup v1's memory controller, where this machine has it.
+const CGROUP_V1_MEMORY = '/sys/fs/cgroup/memory';
+
+async function memoryLimit(limitMiB: number): Promise<MemoryLimit | undefined> {
+  const dir = join(CGROUP_V1_MEMORY, `syncd-bench-${process.pid}`);
+  try {
+    await mkdir(dir);
+    await writeFile(join(dir, 'memory.limit_in_bytes'), String(limitMiB * 2 ** 20));
+  } catch (error) {
+    process.stderr.write(`no memory cgroup (${(error as Error).message}): syncd runs without a limit\n`);
+    await rmdir(dir).catch(() => {});
+    return undefined;
+  }
+  // Where this process is: it goes back there after starting the service, and so does what is left
+  // of the service before the cgroup is removed.
+  const own = (await readFile('/proc/self/cgroup', 'utf8')).match(/^\d+:memory:(.*)$/m)?.[1] ?? '/';
+  const home = join(CGROUP_V1_MEMORY, own, 'cgroup.procs');
+  return {
+    within: async (spawn) => {
+      await writeFile(join(dir, 'cgroup.procs'), String(process.pid));
+      try {
+        return spawn();
+      } finally {
+        await writeFile(home, String(process.pid));
+      }
+    },
+    holds: async (pids) => {
+      const inside = (await readFile(join(dir, 'cgroup.procs'), 'utf8')).split('\n').map(Number);
+      const outside = pids.filter((pid) => !inside.includes(pid));
+      if (outside.length > 0) throw new Error(`processes ${outside.join(', ')} are not in ${dir}`);
+    },
+    oomKills: async () =>
+      Number((await readFile(join(dir, 'memory.oom_control'), 'utf8')).match(/oom_kill (\d+)/)?.[1] ?? 0),
+    peakMb: async () => Number(await readFile(join(dir, 'memory.max_usage_in_bytes'), 'utf8')) / 1e6,
+    remove: async () => {
+      const left = (await readFile(join(dir, 'cgroup.procs'), 'utf8')).split('\n').filter(Boolean);
+      for (const pid of left) await writeFile(home, pid).catch(() => {});
+      await rmdir(dir);
+    },
+  };
 }
