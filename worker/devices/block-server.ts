@@ -7,7 +7,7 @@ import { ErrorCode, type Response, ResponseSchema } from '../bep/bep_pb.ts';
 import { responseRoom } from '../bep/frames.ts';
 import { nameProblem } from '../bep/file-info.ts';
 import type { MessageOf } from '../bep/messages.ts';
-import { isInvalid } from '../index-db/file-record.ts';
+import { type FileRecord, isInvalid } from '../index-db/file-record.ts';
 import type { IndexDb } from '../index-db/index-db.ts';
 import { adler32 } from '../scanner/adler32.ts';
 import { MAX_BLOCK_SIZE } from '../scanner/blocks.ts';
@@ -33,6 +33,11 @@ export class BlockServer {
   #inFlight = 0;
   readonly #waiting: Array<() => void> = [];
   readonly #handles = new Map<string, { handle: FileHandle; timer: NodeJS.Timeout }>();
+  /** Records looked up since the index's last write (its generation), by folder and name. */
+  #records: { generation: number; byName: Map<string, FileRecord | undefined> } = {
+    generation: -1,
+    byName: new Map(),
+  };
 
   constructor(options: { db: IndexDb; config: () => Configuration }) {
     this.#db = options.db;
@@ -50,8 +55,7 @@ export class BlockServer {
     if (nameProblem(request.name) || offset < 0 || request.size < 0 || request.size > MAX_BLOCK_SIZE) {
       return reply(ErrorCode.GENERIC);
     }
-    // Without its blocks: a large file's thousands of them would be read for every block served.
-    const record = this.#db.file(folder.id, request.name, undefined, true);
+    const record = this.#record(folder.id, request.name);
     if (!record || record.deleted || record.type !== 'file') return reply(ErrorCode.NO_SUCH_FILE);
     if (isInvalid(record)) return reply(ErrorCode.INVALID_FILE);
     const paths = [join(folder.path, request.name)];
@@ -79,6 +83,21 @@ export class BlockServer {
       this.#inFlight -= request.size;
       this.#waiting.shift()?.();
     }
+  }
+
+  /**
+   * The file's record without its blocks (a large file's thousands of them would be read for every
+   * block served), looked up once for the blocks asked of it while the index is not written to.
+   */
+  #record(folder: string, name: string): FileRecord | undefined {
+    const generation = this.#db.generation;
+    if (this.#records.generation !== generation) this.#records = { generation, byName: new Map() };
+    const key = `${folder}\0${name}`;
+    if (this.#records.byName.has(key)) return this.#records.byName.get(key);
+    const record = this.#db.file(folder, name, undefined, true);
+    if (this.#records.byName.size >= MAX_OPEN) this.#records.byName.clear();
+    this.#records.byName.set(key, record);
+    return record;
   }
 
   /** `into`'s length in bytes at `offset`, read into it; undefined when the file is missing or shorter. */

@@ -262,12 +262,15 @@ async function buildFile(
   budget: ByteBudget,
 ): Promise<void> {
   const { global, own: local } = item;
-  // A temporary file left by an interrupted pull holds blocks to reuse; a new one holds nothing.
-  const left = await open(temporary, 'r+').catch((error: NodeJS.ErrnoException) =>
-    error.code === 'ENOENT' ? undefined : Promise.reject(error),
+  // A temporary file left by an interrupted pull holds blocks to reuse; a new one holds nothing. Made
+  // new first, as it nearly always is: one call, where trying the left one first cost a failed open
+  // and its error for every file.
+  const made = await open(temporary, 'wx+').catch((error: NodeJS.ErrnoException) =>
+    error.code === 'EEXIST' ? undefined : Promise.reject(error),
   );
+  const left = made ? undefined : await open(temporary, 'r+');
   const resumed = left !== undefined && (await left.stat()).size > 0;
-  const handle = left ?? (await open(temporary, 'w+'));
+  const handle = made ?? (left as NonNullable<typeof left>);
   const old =
     oldPath && local && !local.deleted ? await open(oldPath, 'r').catch(() => undefined) : undefined;
   try {
