@@ -1,7 +1,15 @@
 import type { TLSSocket } from 'node:tls';
 import { create } from '@bufbuild/protobuf';
 import { CloseSchema, type Hello, PingSchema } from './bep_pb.ts';
-import { type Compression, encodeHello, encodeMessage, FrameReader, ProtocolError } from './frames.ts';
+import {
+  type Compression,
+  encodeHello,
+  encodeMessage,
+  FrameReader,
+  frameWritten,
+  isReusable,
+  ProtocolError,
+} from './frames.ts';
 import type { BepMessage } from './messages.ts';
 
 export interface SessionTimes {
@@ -125,7 +133,9 @@ export class BepSession {
 
   #write(bytes: Buffer): void {
     this.#lastWrite = Date.now();
-    this.socket.write(bytes);
+    // A Response's frame is reused once written, and only then.
+    if (isReusable(bytes)) this.socket.write(bytes, () => frameWritten(bytes));
+    else this.socket.write(bytes);
   }
 
   #received(chunk: Buffer): void {

@@ -16,6 +16,8 @@ import {
   encodeMessage,
   type Frame,
   FrameReader,
+  frameWritten,
+  isReusable,
   ProtocolError,
   responseRoom,
 } from '../../../worker/bep/frames.ts';
@@ -114,6 +116,34 @@ t.test('a block read into its room goes out in that frame, as protobuf would enc
   t.ok(failed.equals(generic(7, ErrorCode.GENERIC, block)), 'another code: framed anew');
   t.equal(responseRoom(9, 0).length, 0, 'an empty block has an empty room');
 });
+
+t.test(
+  "a Response's frame is reused once written, and only then, with every byte written anew",
+  async (t) => {
+    const generic = (id: number, data: Uint8Array) =>
+      encodeMessage({ kind: 'Response', body: create(ResponseSchema, { id, data: Buffer.from(data) }) });
+    const send = (id: number, block: Buffer) => {
+      const room = responseRoom(id, block.length);
+      block.copy(room);
+      return encodeMessage({ kind: 'Response', body: create(ResponseSchema, { id, data: room }) });
+    };
+    const first = randomBytes(256 * 1024);
+    const sent = send(3, first);
+    t.ok(isReusable(sent), 'a frame responseRoom made is reusable');
+    const unwritten = send(4, first);
+    t.not(unwritten.buffer, sent.buffer, 'a frame not yet written is not handed out again');
+    frameWritten(sent);
+    const second = randomBytes(256 * 1024);
+    const again = send(5, second);
+    t.equal(again.buffer, sent.buffer, 'the written frame of the same length is reused');
+    t.ok(again.equals(generic(5, second)), 'with the new id and block, byte for byte');
+    t.ok(unwritten.equals(generic(4, first)), 'the frame still unwritten is untouched');
+    const copied = encodeMessage({ kind: 'Response', body: create(ResponseSchema, { id: 6, data: second }) });
+    t.notOk(isReusable(copied), 'a Response framed from data of its own is not');
+    frameWritten(copied);
+    t.not(send(7, second).buffer, copied.buffer, 'and never comes back');
+  },
+);
 
 t.test('large messages go LZ4 compressed (but Responses only when asked), and read back', async (t) => {
   const folders = Array.from({ length: 20 }, (_, i) => ({
