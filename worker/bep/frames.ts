@@ -99,41 +99,52 @@ export function responseRoom(id: number, size: number): Buffer {
   return room;
 }
 
-// Frames of Responses that have been sent, for the next ones of the same length. A device pulling a
-// large file asks for thousands of blocks: a new frame for each left hundreds of MiB of garbage
-// outside V8's heap, and each 64 MiB or so of it cost a full garbage collection (the serving worker
-// spent about 900 ms of CPU time in GC moving 300 MiB). Only frames made by responseRoom come back:
-// every byte of theirs is written again before they are sent again (the block read must fill its room
-// or the frame is dropped).
-const spareFrames = new Map<number, Buffer[]>();
-const reusable = new WeakSet<Buffer>();
+// Buffers for the frames of Responses sent and the bodies of messages received, kept once done with
+// for the next of the same length. A large file moves as thousands of blocks: a new buffer for each
+// left hundreds of MiB of garbage outside V8's heap, and each 64 MiB or so of it cost a full garbage
+// collection (moving 300 MiB, a worker spent about a second of CPU time in GC). A buffer comes back
+// only from whoever had it last: a Response's frame once the socket has written it (every byte of it
+// is written again before it is sent again: the block read must fill its room, or it is dropped), and
+// a received block once the puller has written it to its file.
+const spares = new Map<number, Buffer[]>();
+/** Every buffer made here, by the memory it lies in. */
+const made = new WeakMap<ArrayBufferLike, Buffer>();
+const spare = new WeakSet<Buffer>();
 let spareBytes = 0;
 const SPARE_BYTES = 32 * 1024 * 1024;
+// Smaller ones are not worth it: they come from Node's shared pool.
+const REUSED_FROM = 64 * 1024;
 
-/** Whether `frame` goes back for reuse once written: `frameWritten` then takes it. */
-export function isReusable(frame: Buffer): boolean {
-  return reusable.has(frame);
-}
-
-/** A reusable frame the socket has written (its write callback): kept for the next Response of its length. */
-export function frameWritten(frame: Buffer): void {
-  if (!reusable.has(frame) || spareBytes + frame.length > SPARE_BYTES) return;
-  const spare = spareFrames.get(frame.length);
-  if (spare) spare.push(frame);
-  else spareFrames.set(frame.length, [frame]);
-  spareBytes += frame.length;
-}
-
-function newFrame(length: number, reuse: boolean): Buffer {
-  if (!reuse) return Buffer.allocUnsafe(length);
-  const spare = spareFrames.get(length)?.pop();
-  if (spare) {
+function takeBuffer(length: number): Buffer {
+  const buffer = spares.get(length)?.pop();
+  if (buffer) {
+    spare.delete(buffer);
     spareBytes -= length;
-    return spare;
+    return buffer;
   }
-  const frame = Buffer.allocUnsafeSlow(length);
-  reusable.add(frame);
-  return frame;
+  const fresh = Buffer.allocUnsafeSlow(length);
+  made.set(fresh.buffer, fresh);
+  return fresh;
+}
+
+/** Whether `frame` is one of the buffers made here: it is given back once written. */
+export function isReusable(frame: Buffer): boolean {
+  return made.get(frame.buffer) === frame;
+}
+
+/**
+ * Gives back the buffer that `bytes` lie in, if it was made here, for the next frame or message of its
+ * length: the caller must be the last to use any of it. A frame once its socket has written it; a
+ * received block once it is written to its file.
+ */
+export function giveBack(bytes: Uint8Array): void {
+  const buffer = made.get(bytes.buffer);
+  if (!buffer || spare.has(buffer) || spareBytes + buffer.length > SPARE_BYTES) return;
+  spare.add(buffer);
+  spareBytes += buffer.length;
+  const same = spares.get(buffer.length);
+  if (same) same.push(buffer);
+  else spares.set(buffer.length, [buffer]);
 }
 
 // The frame of a Response, all but the data's bytes written, and where those go.
@@ -147,7 +158,8 @@ function responseFrame(
   const dataBytes = size === 0 ? 0 : 1 + varintLength(size) + size;
   const codeBytes = code === 0 ? 0 : 1 + varintLength(code);
   const length = idBytes + dataBytes + codeBytes;
-  const frame = newFrame(2 + RESPONSE_HEADER.length + 4 + length, reuse);
+  const frameLength = 2 + RESPONSE_HEADER.length + 4 + length;
+  const frame = reuse ? takeBuffer(frameLength) : Buffer.allocUnsafe(frameLength);
   frame.writeUInt16BE(RESPONSE_HEADER.length, 0);
   frame.set(RESPONSE_HEADER, 2);
   frame.writeUInt32BE(length, 2 + RESPONSE_HEADER.length);
@@ -325,13 +337,22 @@ class ByteQueue {
     this.take(n);
   }
 
-  // Joins chunks until the first holds at least n bytes (the caller has checked that there are).
+  // Joins exactly n bytes into the first chunk (the caller has checked that there are), the rest of
+  // the last chunk left after it: a message's body joined so is its alone, and can be given back.
   #gather(n: number): void {
-    const first = this.#chunks[0] as Buffer;
-    if (first.length >= n) return;
+    const chunks = this.#chunks;
+    if ((chunks[0] as Buffer).length >= n) return;
+    const joined = n >= REUSED_FROM ? takeBuffer(n) : Buffer.allocUnsafe(n);
+    let at = 0;
     let count = 0;
-    let size = 0;
-    while (size < n) size += (this.#chunks[count++] as Buffer).length;
-    this.#chunks.splice(0, count, Buffer.concat(this.#chunks.slice(0, count), size));
+    while (at < n) {
+      const chunk = chunks[count] as Buffer;
+      const part = Math.min(chunk.length, n - at);
+      chunk.copy(joined, at, 0, part);
+      at += part;
+      if (part === chunk.length) count += 1;
+      else chunks[count] = chunk.subarray(part);
+    }
+    chunks.splice(0, count, joined);
   }
 }

@@ -6,7 +6,7 @@ import {
   encodeHello,
   encodeMessage,
   FrameReader,
-  frameWritten,
+  giveBack,
   isReusable,
   ProtocolError,
 } from './frames.ts';
@@ -134,7 +134,7 @@ export class BepSession {
   #write(bytes: Buffer): void {
     this.#lastWrite = Date.now();
     // A Response's frame is reused once written, and only then.
-    if (isReusable(bytes)) this.socket.write(bytes, () => frameWritten(bytes));
+    if (isReusable(bytes)) this.socket.write(bytes, () => giveBack(bytes));
     else this.socket.write(bytes);
   }
 

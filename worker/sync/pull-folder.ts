@@ -17,6 +17,7 @@ import {
 import { basename, dirname, extname, join } from 'node:path';
 import { shortIdString } from '../../shared/device-id.ts';
 import type { Logger } from '../../shared/logger.ts';
+import { giveBack } from '../bep/frames.ts';
 import { temporaryName } from '../devices/block-server.ts';
 import type { BlockRequest } from '../devices/device-connections.ts';
 import type { EventLog } from '../events/event-log.ts';
@@ -305,7 +306,12 @@ async function buildFile(
             source = 'pulled';
             data = await fromDevices(options, sources, item.name, block, index);
           }
-          await handle.write(data, 0, data.length, block.offset);
+          try {
+            await handle.write(data, 0, data.length, block.offset);
+          } finally {
+            // The received message's buffer, written: free for the next message of its length.
+            if (source === 'pulled') giveBack(data);
+          }
           tracker?.block(source, block.size);
         } finally {
           budget.give(block.size);

@@ -16,7 +16,7 @@ import {
   encodeMessage,
   type Frame,
   FrameReader,
-  frameWritten,
+  giveBack,
   isReusable,
   ProtocolError,
   responseRoom,
@@ -132,7 +132,7 @@ t.test(
     t.ok(isReusable(sent), 'a frame responseRoom made is reusable');
     const unwritten = send(4, first);
     t.not(unwritten.buffer, sent.buffer, 'a frame not yet written is not handed out again');
-    frameWritten(sent);
+    giveBack(sent);
     const second = randomBytes(256 * 1024);
     const again = send(5, second);
     t.equal(again.buffer, sent.buffer, 'the written frame of the same length is reused');
@@ -140,10 +140,47 @@ t.test(
     t.ok(unwritten.equals(generic(4, first)), 'the frame still unwritten is untouched');
     const copied = encodeMessage({ kind: 'Response', body: create(ResponseSchema, { id: 6, data: second }) });
     t.notOk(isReusable(copied), 'a Response framed from data of its own is not');
-    frameWritten(copied);
+    giveBack(copied);
     t.not(send(7, second).buffer, copied.buffer, 'and never comes back');
   },
 );
+
+t.test('a block received in pieces is joined into a buffer of its own, reused once given back', async (t) => {
+  const blocks = [randomBytes(128 * 1024), randomBytes(128 * 1024), randomBytes(128 * 1024)];
+  const framed = blocks.map((data, i) =>
+    encodeMessage({ kind: 'Response', body: create(ResponseSchema, { id: i + 1, data }) }),
+  );
+  // In pieces of 16 KiB, as TLS delivers them, each frame's end in the same piece as the next's start.
+  const stream = Buffer.concat(framed);
+  const pieces = Array.from({ length: Math.ceil(stream.length / 16384) }, (_, i) =>
+    stream.subarray(i * 16384, (i + 1) * 16384),
+  );
+  const reader = afterHello();
+  const received = readAll(reader, ...pieces).map((frame) => {
+    if (frame.kind !== 'message' || frame.message.kind !== 'Response') throw new Error('not a Response');
+    return frame.message.body.data;
+  });
+  t.equal(received.length, 3);
+  received.forEach((data, i) => t.ok(Buffer.from(data).equals(blocks[i] as Buffer), `block ${i + 1} intact`));
+  t.not(received[0]?.buffer, received[1]?.buffer, 'each body in a buffer of its own');
+  giveBack(received[0] as Uint8Array);
+  const [next] = readAll(reader, framed[0] as Buffer);
+  const data =
+    next?.kind === 'message' && next.message.kind === 'Response' ? next.message.body.data : undefined;
+  t.ok(data && Buffer.from(data).equals(blocks[0] as Buffer), 'a message read whole from one piece');
+  // Joined again from pieces: the buffer given back is taken, the ones still held are not.
+  const again = readAll(
+    reader,
+    ...Array.from({ length: 9 }, (_, i) => (framed[2] as Buffer).subarray(i * 16384, (i + 1) * 16384)),
+  );
+  const reused =
+    again[0]?.kind === 'message' && again[0].message.kind === 'Response'
+      ? again[0].message.body.data
+      : undefined;
+  t.equal(reused?.buffer, received[0]?.buffer, 'the buffer given back is reused');
+  t.ok(reused && Buffer.from(reused).equals(blocks[2] as Buffer), 'holding the new block');
+  t.ok(Buffer.from(received[1] as Uint8Array).equals(blocks[1] as Buffer), 'a block still held is untouched');
+});
 
 t.test('large messages go LZ4 compressed (but Responses only when asked), and read back', async (t) => {
   const folders = Array.from({ length: 20 }, (_, i) => ({
