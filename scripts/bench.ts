@@ -222,7 +222,7 @@ async function syncRows(): Promise<void> {
   const tree = await makeTree(small, 1, largeMiB);
   try {
     const { syncBench } = await import('./bench/sync.ts');
-    const times = await syncBench(tree);
+    const times = await syncBench(tree, quick ? 1 : 5);
     const what = `${tree.files} files, ${fmt(tree.bytes / 2 ** 20)} MiB, median of ${times.runs.toSyncd.length}`;
     process.stderr.write(`runs (ms): ${JSON.stringify(times.runs)}\n`);
     row(

@@ -61,12 +61,13 @@ export function folderNeed(db: IndexDb, folder: string, device: string = LOCAL):
   const key = `${folder}\0${device}`;
   let state = known.get(key);
   const changed = state && db.changedSince(state.generation, folder);
+  const records = recordsNow(db, folder);
   if (!state || !changed) {
     state = new NeedState(device);
-    for (const { name, versions } of db.allVersions(folder, true)) state.set(name, versions);
+    for (const { name, versions } of records.all()) state.set(name, versions);
     known.set(key, state);
   } else {
-    for (const name of changed) state.set(name, db.versionsOf(folder, name, true));
+    for (const name of changed) state.set(name, records.of(name));
   }
   state.generation = db.generation;
   return state.answer();
@@ -74,6 +75,47 @@ export function folderNeed(db: IndexDb, folder: string, device: string = LOCAL):
 
 // The need of each index, folder and device, kept up to date.
 const states = new WeakMap<IndexDb, Map<string, NeedState>>();
+
+type Versions = Array<{ device: string; record: FileRecord }>;
+
+/**
+ * The folder's records as the index has them now, read once however many devices' needs ask in one
+ * turn of the event loop: a summary asks for each device sharing the folder in turn, and each read the
+ * same names again (a folder shared with five devices took a second of the worker's thread after one
+ * of them pulled it).
+ */
+function recordsNow(db: IndexDb, folder: string) {
+  let shared = sharedRecords.get(db);
+  if (!shared || shared.generation !== db.generation || shared.folder !== folder) {
+    const made = { generation: db.generation, folder, byName: new Map<string, Versions>(), all: undefined };
+    sharedRecords.set(db, made);
+    // Kept for the rest of this turn of the event loop only (a summary asks for every device in one):
+    // a large folder's records are not held while nothing asks.
+    setImmediate(() => {
+      if (sharedRecords.get(db) === made) sharedRecords.delete(db);
+    }).unref();
+    shared = made;
+  }
+  const now = shared;
+  return {
+    all: () => (now.all ??= [...db.allVersions(folder, true)]),
+    of: (name: string): Versions => {
+      let versions = now.byName.get(name);
+      if (!versions) now.byName.set(name, (versions = db.versionsOf(folder, name, true)));
+      return versions;
+    },
+  };
+}
+
+const sharedRecords = new WeakMap<
+  IndexDb,
+  {
+    generation: number;
+    folder: string;
+    byName: Map<string, Versions>;
+    all: Array<{ name: string; versions: Versions }> | undefined;
+  }
+>();
 
 /** One device's need of one folder, name by name: each name's part in the tallies, and what is needed. */
 class NeedState {

@@ -75,5 +75,23 @@ t.test(
     for (let i = 0; i < 300; i++) db.update('g', [record('elsewhere', 1n, ++value)]);
     db.update('f', [record('n5/5', 1n, ++value)]);
     await same('past the journal: computed whole again');
+
+    // Asked, written and asked again in one turn of the event loop, where the records read for the
+    // first ask are still shared: the second sees the write.
+    const fresh = await IndexDb.open(join(dir, 'index.sqlite'));
+    t.teardown(() => fresh.close());
+    folderNeed(db, 'f');
+    db.putRemote('f', 'PEER', [record('late', 2n, ++value)], false);
+    folderNeed(db, 'f', 'PEER');
+    db.putRemote('f', 'PEER', [record('late', 2n, ++value, { deleted: true, size: 0 })], false);
+    for (const device of ['', 'PEER']) {
+      const kept = folderNeed(db, 'f', device);
+      const whole = folderNeed(fresh, 'f', device);
+      t.same(
+        { ...kept, needed: kept.needed.map((item) => item.name) },
+        { ...whole, needed: whole.needed.map((item) => item.name) },
+        `a write between two asks in one turn (${device || 'this device'})`,
+      );
+    }
   },
 );
