@@ -29,19 +29,23 @@ t.test(
     const dir = t.testdir();
     const db = await IndexDb.open(join(dir, 'index.sqlite'));
     t.teardown(() => db.close());
+    // Each device's need as kept by `db`, and as computed whole by another connection to its file.
+    const compare = (fresh: IndexDb, what: string) => {
+      for (const device of ['', 'PEER']) {
+        const kept = folderNeed(db, 'f', device);
+        const whole = folderNeed(fresh, 'f', device);
+        t.same(
+          { ...kept, needed: kept.needed.map((item) => item.name) },
+          { ...whole, needed: whole.needed.map((item) => item.name) },
+          `${what} (${device || 'this device'})`,
+        );
+      }
+    };
     const same = async (what: string) => {
       // A new connection to the same file: its need is computed whole, from nothing.
       const fresh = await IndexDb.open(join(dir, 'index.sqlite'));
       try {
-        for (const device of ['', 'PEER']) {
-          const kept = folderNeed(db, 'f', device);
-          const whole = folderNeed(fresh, 'f', device);
-          t.same(
-            { ...kept, needed: kept.needed.map((item) => item.name) },
-            { ...whole, needed: whole.needed.map((item) => item.name) },
-            `${what} (${device || 'this device'})`,
-          );
-        }
+        compare(fresh, what);
       } finally {
         fresh.close();
       }
@@ -84,14 +88,6 @@ t.test(
     db.putRemote('f', 'PEER', [record('late', 2n, ++value)], false);
     folderNeed(db, 'f', 'PEER');
     db.putRemote('f', 'PEER', [record('late', 2n, ++value, { deleted: true, size: 0 })], false);
-    for (const device of ['', 'PEER']) {
-      const kept = folderNeed(db, 'f', device);
-      const whole = folderNeed(fresh, 'f', device);
-      t.same(
-        { ...kept, needed: kept.needed.map((item) => item.name) },
-        { ...whole, needed: whole.needed.map((item) => item.name) },
-        `a write between two asks in one turn (${device || 'this device'})`,
-      );
-    }
+    compare(fresh, 'a write between two asks in one turn');
   },
 );
