@@ -30,6 +30,8 @@ export const MARKER_MISSING =
 
 // Changes the watcher reports for more names than this are scanned as the whole folder.
 const MAX_WATCHED_NAMES = 1000;
+// The least time from other devices' index updates to the summary they bring (Syncthing's pump interval).
+const SUMMARY_EVERY_MS = 2000;
 
 export interface FolderRunnerOptions {
   db: IndexDb;
@@ -89,6 +91,8 @@ export class FolderRunner {
   // Overrides and reverts asked for: run between scans and pulls, never during one.
   #changes: PendingChange[] = [];
   #summaryTimer: NodeJS.Timeout | undefined;
+  /** How long the last summary after other devices' index updates took this thread. */
+  #summaryCostMs = 0;
 
   constructor(config: FolderConfiguration, options: FolderRunnerOptions) {
     this.#config = config;
@@ -161,19 +165,27 @@ export class FolderRunner {
       this.pullSoon();
       return;
     }
-    // Once a second at most: an index comes in many batches, and each summary reads the whole folder.
-    this.#summaryTimer ??= setTimeout(() => {
-      this.#summaryTimer = undefined;
-      if (this.#running || this.#stopped) return;
-      // A send-only folder takes the versions of what it has the same already (then summarized).
-      const { db } = this.#options;
-      const { id, ignorePerms, modTimeWindowS, type, paused } = this.#config;
-      const adopted =
-        type === 'sendonly' && !paused && adoptEqualVersions(db, { id, ignorePerms, modTimeWindowS });
-      // Nothing runs now, so the change is made at once, from what was just found.
-      if (adopted && adopted.records.length > 0) this.#change(async () => adopted).catch(() => {});
-      else this.#summarize();
-    }, 1000);
+    // Paced as Syncthing paces its summaries (lib/model/folder_summary.go): an index comes in many
+    // batches, and each summary reads what changed for every device, so one runs 2 s after the first
+    // batch at the earliest, and twice as long again as the last one took (with four devices and a
+    // folder pulled whole, the last could take half a second of this thread, while it served blocks).
+    this.#summaryTimer ??= setTimeout(
+      () => {
+        this.#summaryTimer = undefined;
+        if (this.#running || this.#stopped) return;
+        const started = performance.now();
+        // A send-only folder takes the versions of what it has the same already (then summarized).
+        const { db } = this.#options;
+        const { id, ignorePerms, modTimeWindowS, type, paused } = this.#config;
+        const adopted =
+          type === 'sendonly' && !paused && adoptEqualVersions(db, { id, ignorePerms, modTimeWindowS });
+        // Nothing runs now, so the change is made at once, from what was just found.
+        if (adopted && adopted.records.length > 0) this.#change(async () => adopted).catch(() => {});
+        else this.#summarize();
+        this.#summaryCostMs = performance.now() - started;
+      },
+      SUMMARY_EVERY_MS + 2 * this.#summaryCostMs,
+    );
     this.#summaryTimer.unref();
   }
 
