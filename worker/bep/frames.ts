@@ -145,6 +145,17 @@ export function giveBack(bytes: Uint8Array): void {
   const same = spares.get(buffer.length);
   if (same) same.push(buffer);
   else spares.set(buffer.length, [buffer]);
+  // Once blocks stop moving, the spares go: an idle worker does not hold 32 MiB for the next transfer.
+  (dropTimer ??= setTimeout(dropSpares, SPARES_KEPT_MS).unref()).refresh();
+}
+
+const SPARES_KEPT_MS = 5000;
+let dropTimer: NodeJS.Timeout | undefined;
+
+function dropSpares(): void {
+  spares.clear();
+  spareBytes = 0;
+  dropTimer = undefined;
 }
 
 // The frame of a Response, all but the data's bytes written, and where those go.
