@@ -267,18 +267,18 @@ async function syncMemoryRows(): Promise<void> {
     const outcome =
       `${figures.oomKills} killed for memory, worker ${figures.workerReplaced ? 'replaced' : 'the same'}, ` +
       (figures.failure ?? `copies ${figures.intact ? 'intact' : 'DIFFER'}`);
-    row(
-      `one file of ${fmt(figures.fileMiB)} MiB, Syncthing to syncd (${limit}): time (ms), worker's largest RSS (MB)`,
-      { syncd: `${fmt(figures.toSyncdMs)}, ${fmt(figures.pullRssMb)} MB`, syncthing: '–', ratio: '' },
-      'bounded',
-      `${survived ? 'met' : 'missed'}: ${outcome}`,
-    );
-    row(
-      `the same file, syncd to Syncthing (${limit}): time (ms), worker's largest RSS (MB)`,
-      { syncd: `${fmt(figures.fromSyncdMs)}, ${fmt(figures.serveRssMb)} MB`, syncthing: '–', ratio: '' },
-      'bounded',
-      `${survived ? 'met' : 'missed'}: ${outcome}`,
-    );
+    const directions = [
+      [`one file of ${fmt(figures.fileMiB)} MiB, Syncthing to syncd`, figures.toSyncdMs, figures.pullRssMb],
+      ['the same file, syncd to Syncthing', figures.fromSyncdMs, figures.serveRssMb],
+    ] as const;
+    for (const [what, ms, rssMb] of directions) {
+      row(
+        `${what} (${limit}): time (ms), worker's largest RSS (MB)`,
+        { syncd: `${fmt(ms)}, ${fmt(rssMb)} MB`, syncthing: '–', ratio: '' },
+        'bounded',
+        `${survived ? 'met' : 'missed'}: ${outcome}`,
+      );
+    }
   } finally {
     await tree.remove();
   }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Stats } from 'node:fs';
 import {
   chmod,
+  type FileHandle,
   lstat,
   mkdir,
   open,
@@ -266,12 +267,12 @@ async function buildFile(
   // A temporary file left by an interrupted pull holds blocks to reuse; a new one holds nothing. Made
   // new first, as it nearly always is: one call, where trying the left one first cost a failed open
   // and its error for every file.
-  const made = await open(temporary, 'wx+').catch((error: NodeJS.ErrnoException) =>
+  const created = await open(temporary, 'wx+').catch((error: NodeJS.ErrnoException) =>
     error.code === 'EEXIST' ? undefined : Promise.reject(error),
   );
-  const left = made ? undefined : await open(temporary, 'r+');
+  const left = created ? undefined : await open(temporary, 'r+');
+  const handle = created ?? (left as FileHandle);
   const resumed = left !== undefined && (await left.stat()).size > 0;
-  const handle = made ?? (left as NonNullable<typeof left>);
   const old =
     oldPath && local && !local.deleted ? await open(oldPath, 'r').catch(() => undefined) : undefined;
   try {
@@ -331,7 +332,7 @@ async function buildFile(
 }
 
 async function readChecked(
-  handle: Awaited<ReturnType<typeof open>>,
+  handle: FileHandle,
   offset: number,
   size: number,
   hash: Buffer,
