@@ -12,6 +12,7 @@ import { IGNORE_FILE, Ignores } from '../scanner/ignores.ts';
 import { scanFolder } from '../scanner/scan-folder.ts';
 import type { WalkProblem } from '../scanner/walk.ts';
 import { completionReport, folderNeed } from '../sync/need.ts';
+import type { PullOrder } from '../sync/pull-folder.ts';
 import { folderSummary } from './folder-summary.ts';
 import {
   adoptEqualVersions,
@@ -52,6 +53,7 @@ export interface FolderRunnerOptions {
       ignoreDelete: boolean;
       label: string;
       maxConflicts: number;
+      order: PullOrder;
     },
     signal: AbortSignal,
   ) => Promise<{
@@ -416,8 +418,12 @@ export class FolderRunner {
   async #pullOnce(): Promise<void> {
     const { pull, events, logger } = this.#options;
     if (!pull || this.#config.paused || this.#state === 'error') return;
-    const { id, ignorePerms, ignoreDelete, label, maxConflicts } = this.#config;
-    const folder = { id, path: this.path, ignorePerms, ignoreDelete, label, maxConflicts };
+    const { id, ignorePerms, ignoreDelete, label, maxConflicts, order } = this.#config;
+    const folder = {
+      ...{ id, path: this.path, ignorePerms, ignoreDelete, label, maxConflicts },
+      // The configuration's decoding admits Syncthing's six orders only.
+      order: order as PullOrder,
+    };
     this.#setState('syncing');
     try {
       const { problems, conflicts, last } = await pull(folder, this.#abort.signal);

@@ -39,6 +39,8 @@ export interface PullOptions {
     label?: string;
     /** Conflict copies kept of a file, the newest first (-1: all; 0: none, the losing version goes). */
     maxConflicts?: number;
+    /** The order files are pulled in (Syncthing's folder `order`); default random. */
+    order?: PullOrder;
   };
   db: IndexDb;
   /** Devices connected now. */
@@ -53,6 +55,15 @@ export interface PullOptions {
   /** Where each file's blocks come from, for DownloadProgress. */
   progress?: DownloadProgress;
 }
+
+/** Syncthing's folder `order`: which files a pull takes first. */
+export type PullOrder =
+  | 'random'
+  | 'alphabetic'
+  | 'smallestFirst'
+  | 'largestFirst'
+  | 'oldestFirst'
+  | 'newestFirst';
 
 export interface PullProblem {
   name: string;
@@ -164,6 +175,7 @@ export async function pullFolder(options: PullOptions): Promise<{
   // then deletions one by one (children before their parent).
   for (const phase of [0, 1, 2]) {
     const items = work.filter((item) => rank(item) === phase);
+    if (phase === 1) inPullOrder(items, folder.order ?? 'random');
     let next = 0;
     const worker = async () => {
       for (let at = next++; at < items.length && !options.signal?.aborted; at = next++) {
@@ -175,6 +187,39 @@ export async function pullFolder(options: PullOptions): Promise<{
     flush();
   }
   return { pulled, problems, conflicts, last };
+}
+
+/**
+ * Puts files in the folder's pull order, as Syncthing orders its queue of files (folder_sendrecv.go,
+ * after directories and before deletions). `items` comes sorted by name, which `alphabetic` keeps and
+ * which settles the ties of the others.
+ */
+export function inPullOrder(items: NeededItem[], order: PullOrder): NeededItem[] {
+  const older = (a: NeededItem, b: NeededItem) =>
+    a.global.modifiedS - b.global.modifiedS || a.global.modifiedNs - b.global.modifiedNs;
+  switch (order) {
+    case 'random':
+      for (let at = items.length - 1; at > 0; at--) {
+        const other = Math.floor(Math.random() * (at + 1));
+        [items[at], items[other]] = [items[other] as NeededItem, items[at] as NeededItem];
+      }
+      break;
+    case 'alphabetic':
+      break;
+    case 'smallestFirst':
+      items.sort((a, b) => a.global.size - b.global.size);
+      break;
+    case 'largestFirst':
+      items.sort((a, b) => b.global.size - a.global.size);
+      break;
+    case 'oldestFirst':
+      items.sort(older);
+      break;
+    case 'newestFirst':
+      items.sort((a, b) => older(b, a));
+      break;
+  }
+  return items;
 }
 
 type BlocksHere = () => Map<string, { name: string; offset: number; size: number }>;
