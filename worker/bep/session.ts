@@ -48,6 +48,7 @@ export class BepSession {
   #onMessage: ((message: BepMessage) => void) | undefined;
   #held: BepMessage[] = [];
   #first = true;
+  #corked = false;
   #lastRead = Date.now();
   #lastWrite = Date.now();
   #timer: NodeJS.Timeout | undefined;
@@ -133,6 +134,21 @@ export class BepSession {
 
   #write(bytes: Buffer): void {
     this.#lastWrite = Date.now();
+    // Small messages sent in one turn of the event loop (a puller's Requests, small Responses) go out
+    // in one write: one encryption and one system call, where each cost its own. A large one goes out
+    // by itself, after them: written together, Node would first copy them all into one buffer.
+    if (bytes.length >= WRITE_ALONE) {
+      if (this.#corked) this.socket.uncork();
+      this.#corked = false;
+    } else if (!this.#corked) {
+      this.#corked = true;
+      this.socket.cork();
+      process.nextTick(() => {
+        if (!this.#corked) return;
+        this.#corked = false;
+        this.socket.uncork();
+      });
+    }
     // A Response's frame is reused once written, and only then.
     if (isReusable(bytes)) this.socket.write(bytes, () => giveBack(bytes));
     else this.socket.write(bytes);
@@ -185,6 +201,9 @@ export class BepSession {
     for (const listener of this.#onEnd.splice(0)) listener(end);
   }
 }
+
+// A message this large is written by itself rather than gathered with others (see #write).
+const WRITE_ALONE = 16 * 1024;
 
 // The TCP connection under the TLS one, whose counters include TLS's own bytes.
 function tcpOf(socket: TLSSocket): { bytesRead: number; bytesWritten: number } {

@@ -1,0 +1,63 @@
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { connect, createServer, type TLSSocket } from 'node:tls';
+import { create } from '@bufbuild/protobuf';
+import t from 'tap';
+import { ClusterConfigSchema, PingSchema, ResponseSchema } from '../../../worker/bep/bep_pb.ts';
+import type { BepMessage } from '../../../worker/bep/messages.ts';
+import { BepSession } from '../../../worker/bep/session.ts';
+import { clientOptions, serverOptions } from '../../../worker/bep/tls-options.ts';
+import { testDevice } from '../../helpers/device.ts';
+
+const hello = { deviceName: 'test', clientName: 'syncd', clientVersion: 'v0.0.0' };
+
+t.test('messages sent in one turn, small and large mixed, arrive whole and in order', async (t) => {
+  const credentials = await testDevice();
+  const received: BepMessage[] = [];
+  let serverSocket: TLSSocket | undefined;
+  const server = createServer(serverOptions(credentials, 5000), (socket) => {
+    serverSocket = socket;
+    const session = new BepSession(socket);
+    void session.exchangeHello(hello).then(() => session.start((m) => received.push(m), 'never'));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const socket = connect({
+    ...clientOptions(credentials),
+    port: (server.address() as AddressInfo).port,
+    host: '127.0.0.1',
+  });
+  t.teardown(() => {
+    socket.destroy();
+    serverSocket?.destroy();
+    server.close();
+  });
+  await new Promise<void>((resolve) => socket.once('secureConnect', resolve));
+  const session = new BepSession(socket);
+  await session.exchangeHello(hello);
+  session.start(() => {}, 'never');
+
+  // Sizes on both sides of the size written alone, in one turn of the event loop.
+  const sizes = [10, 200 * 1024, 100, 3000, 16 * 1024, 16 * 1024 - 1, 128 * 1024, 0, 50];
+  const sent = sizes.map((size) => randomBytes(size));
+  session.send({ kind: 'ClusterConfig', body: create(ClusterConfigSchema) });
+  sent.forEach((data, id) => {
+    session.send({ kind: 'Response', body: create(ResponseSchema, { id, data }) });
+    if (id % 3 === 0) session.send({ kind: 'Ping', body: create(PingSchema) });
+  });
+  const expected = 1 + sent.length + Math.ceil(sent.length / 3);
+  const deadline = Date.now() + 10_000;
+  while (received.length < expected && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+
+  t.equal(received.length, expected, 'every message arrived');
+  t.same(
+    received.map((m) => m.kind),
+    ['ClusterConfig', ...sent.flatMap((_, id) => (id % 3 === 0 ? ['Response', 'Ping'] : ['Response']))],
+    'in the order sent',
+  );
+  const responses = received.filter((m) => m.kind === 'Response');
+  responses.forEach((m, id) => {
+    if (m.kind !== 'Response') return;
+    t.equal(m.body.id, id);
+    t.ok(Buffer.from(m.body.data).equals(sent[id] as Buffer), `response ${id} (${sizes[id]} bytes) whole`);
+  });
+});
