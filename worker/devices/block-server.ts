@@ -1,16 +1,15 @@
-import { createHash } from 'node:crypto';
-import { type FileHandle, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { create } from '@bufbuild/protobuf';
 import type { Configuration } from '../../shared/config/defaults.ts';
 import { ErrorCode, type Response, ResponseSchema } from '../bep/bep_pb.ts';
 import { responseRoom } from '../bep/frames.ts';
+import { closeFd, openFd, readAt } from '../files/fd.ts';
 import { nameProblem } from '../bep/file-info.ts';
 import type { MessageOf } from '../bep/messages.ts';
 import { type FileRecord, isInvalid } from '../index-db/file-record.ts';
 import type { IndexDb } from '../index-db/index-db.ts';
 import { adler32 } from '../scanner/adler32.ts';
-import { MAX_BLOCK_SIZE } from '../scanner/blocks.ts';
+import { hasSha256, MAX_BLOCK_SIZE } from '../scanner/blocks.ts';
 import { foldersSharedWith } from './cluster-config.ts';
 
 /** Syncthing's temporary name for a file being pulled (lib/fs/tempname.go), where a resumed pull reads. */
@@ -32,7 +31,8 @@ export class BlockServer {
   /** Bytes of blocks being read and sent, and the requests waiting for room. */
   #inFlight = 0;
   readonly #waiting: Array<() => void> = [];
-  readonly #handles = new Map<string, { handle: FileHandle; timer: NodeJS.Timeout }>();
+  /** Files kept open, by path, with the reads under way in each (a file is closed only after them). */
+  readonly #handles = new Map<string, Kept>();
   /** Records looked up since the index's last write (its generation), by folder and name. */
   #records: { generation: number; byName: Map<string, FileRecord | undefined> } = {
     generation: -1,
@@ -70,11 +70,7 @@ export class BlockServer {
         if (!data) continue;
         // Checked as Syncthing checks what it serves: the weak hash when one is asked, else SHA-256.
         const weakMatch = request.weakHash !== 0 && adler32(data) === request.weakHash;
-        if (
-          weakMatch ||
-          request.hash.length === 0 ||
-          createHash('sha256').update(data).digest().equals(request.hash)
-        ) {
+        if (weakMatch || request.hash.length === 0 || (await hasSha256(data, request.hash))) {
           return reply(ErrorCode.NO_ERROR, data);
         }
       }
@@ -102,34 +98,41 @@ export class BlockServer {
 
   /** `into`'s length in bytes at `offset`, read into it; undefined when the file is missing or shorter. */
   async #read(path: string, offset: number, into: Buffer): Promise<Buffer | undefined> {
-    const handle = await this.#open(path);
-    if (!handle) return undefined;
+    const kept = await this.#open(path);
+    if (!kept) return undefined;
     try {
-      const { bytesRead } = await handle.read(into, 0, into.length, offset);
+      const bytesRead = await readAt(kept.fd, into, into.length, offset);
       return bytesRead === into.length ? into : undefined;
     } catch {
       return undefined;
+    } finally {
+      kept.reading -= 1;
+      if (kept.forgotten && kept.reading === 0) void closeFd(kept.fd).catch(() => {});
     }
   }
 
-  async #open(path: string): Promise<FileHandle | undefined> {
+  /** The file kept open, counted as read from until the caller's read is done. */
+  async #open(path: string): Promise<Kept | undefined> {
     const kept = this.#handles.get(path);
     if (kept) {
       kept.timer.refresh();
-      return kept.handle;
+      kept.reading += 1;
+      return kept;
     }
-    const handle = await open(path, 'r').catch(() => undefined);
-    if (!handle) return undefined;
+    const fd = await openFd(path, 'r').catch(() => undefined);
+    if (fd === undefined) return undefined;
     const already = this.#handles.get(path);
     if (already) {
-      await handle.close();
-      return already.handle;
+      already.reading += 1;
+      void closeFd(fd).catch(() => {});
+      return already;
     }
     if (this.#handles.size >= MAX_OPEN) this.#forget(this.#handles.keys().next().value as string);
     const timer = setTimeout(() => this.#forget(path), KEEP_OPEN_MS);
     timer.unref();
-    this.#handles.set(path, { handle, timer });
-    return handle;
+    const opened = { fd, timer, reading: 1, forgotten: false };
+    this.#handles.set(path, opened);
+    return opened;
   }
 
   #forget(path: string): void {
@@ -137,8 +140,9 @@ export class BlockServer {
     if (!kept) return;
     this.#handles.delete(path);
     clearTimeout(kept.timer);
-    // Reads under way finish first: a handle closed under them would fail them.
-    setTimeout(() => void kept.handle.close().catch(() => {}), KEEP_OPEN_MS).unref();
+    kept.forgotten = true;
+    // Reads under way finish first: the last one closes it (its descriptor must not be reused under them).
+    if (kept.reading === 0) void closeFd(kept.fd).catch(() => {});
   }
 
   /** Closes the files kept open. */
@@ -155,6 +159,13 @@ export class BlockServer {
     }
     this.#inFlight += size;
   }
+}
+
+interface Kept {
+  fd: number;
+  timer: NodeJS.Timeout;
+  reading: number;
+  forgotten: boolean;
 }
 
 // A file asked for block after block is opened once: its handle is kept this long after its last use.

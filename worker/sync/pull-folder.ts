@@ -1,11 +1,7 @@
-import { createHash } from 'node:crypto';
 import type { Stats } from 'node:fs';
 import {
   chmod,
-  type FileHandle,
-  lstat,
   mkdir,
-  open,
   readdir,
   readlink,
   rename,
@@ -22,8 +18,10 @@ import { giveBack } from '../bep/frames.ts';
 import { temporaryName } from '../devices/block-server.ts';
 import type { BlockRequest } from '../devices/device-connections.ts';
 import type { EventLog } from '../events/event-log.ts';
+import { closeFd, lstatOrNone, openFd, readAt, sizeOfFd, syncFd, truncateFd, writeAt } from '../files/fd.ts';
 import { type FileRecord, withoutSequence } from '../index-db/file-record.ts';
 import { type IndexDb, LOCAL } from '../index-db/index-db.ts';
+import { hasSha256 } from '../scanner/blocks.ts';
 import { compareVersions, equivalent } from '../index-db/versions.ts';
 import { folderNeed, fullRecords, type NeededItem } from './need.ts';
 import { ByteBudget } from './byte-budget.ts';
@@ -58,12 +56,7 @@ export interface PullOptions {
 
 /** Syncthing's folder `order`: which files a pull takes first. */
 export type PullOrder =
-  | 'random'
-  | 'alphabetic'
-  | 'smallestFirst'
-  | 'largestFirst'
-  | 'oldestFirst'
-  | 'newestFirst';
+  'random' | 'alphabetic' | 'smallestFirst' | 'largestFirst' | 'oldestFirst' | 'newestFirst';
 
 export interface PullProblem {
   name: string;
@@ -233,7 +226,7 @@ async function pullOne(
 ): Promise<string | undefined> {
   const { folder } = options;
   const path = join(folder.path, item.name);
-  const onDisk = await lstat(path).catch(() => undefined);
+  const onDisk = await lstatOrNone(path);
   // What is on disk must be what the index says of it: anything else is a change a scan has to see first.
   if (onDisk && (!item.own || item.own.deleted || !matches(onDisk, item.own))) {
     throw new Error('changed on disk since it was last scanned; it is taken up after the next scan');
@@ -286,7 +279,7 @@ async function pullOne(
   }
   // The last moment to find the file changed under the pull: then the new version waits (in its
   // temporary file, reused by the next try) rather than overwrite a change.
-  const now = await lstat(path).catch(() => undefined);
+  const now = await lstatOrNone(path);
   if (!conflict && onDisk && (!now || !sameStat(now, onDisk))) {
     throw new Error('changed on disk while it was pulled; it is taken up after the next scan');
   }
@@ -312,17 +305,18 @@ async function buildFile(
   // A temporary file left by an interrupted pull holds blocks to reuse; a new one holds nothing. Made
   // new first, as it nearly always is: one call, where trying the left one first cost a failed open
   // and its error for every file.
-  const created = await open(temporary, 'wx+').catch((error: NodeJS.ErrnoException) =>
+  const created = await openFd(temporary, 'wx+').catch((error: NodeJS.ErrnoException) =>
     error.code === 'EEXIST' ? undefined : Promise.reject(error),
   );
-  const left = created ? undefined : await open(temporary, 'r+');
-  const handle = created ?? (left as FileHandle);
-  const resumed = left !== undefined && (await left.stat()).size > 0;
-  const old =
-    oldPath && local && !local.deleted ? await open(oldPath, 'r').catch(() => undefined) : undefined;
+  const left = created === undefined ? await openFd(temporary, 'r+') : undefined;
+  const fd = (created ?? left) as number;
+  let resumed = false;
+  let old: number | undefined;
   try {
+    resumed = left !== undefined && (await sizeOfFd(left)) > 0;
+    if (oldPath && local && !local.deleted) old = await openFd(oldPath, 'r').catch(() => undefined);
     // A new file grows to its size with its blocks; one left by an interrupted pull may be longer.
-    if (left) await handle.truncate(global.size);
+    if (left !== undefined) await truncateFd(fd, global.size);
     const oldBlocks = new Map<string, { offset: number; size: number }>();
     for (const block of local?.blocks ?? []) oldBlocks.set(block.hash.toString('hex'), block);
     const sources = item.holders.filter((device) => device !== LOCAL);
@@ -337,7 +331,7 @@ async function buildFile(
         await budget.take(block.size);
         try {
           // Already in the temporary file (an interrupted pull): nothing to write.
-          if (resumed && (await readChecked(handle, block.offset, block.size, block.hash))) {
+          if (resumed && (await readChecked(fd, block.offset, block.size, block.hash))) {
             tracker?.block('reused', block.size);
             continue;
           }
@@ -353,7 +347,7 @@ async function buildFile(
             data = await fromDevices(options, sources, item.name, block, index);
           }
           try {
-            await handle.write(data, 0, data.length, block.offset);
+            await writeAt(fd, data, block.offset);
           } finally {
             // The received message's buffer, written: free for the next message of its length.
             if (source === 'pulled') giveBack(data);
@@ -369,36 +363,30 @@ async function buildFile(
     } finally {
       tracker?.done();
     }
-    await handle.sync();
+    await syncFd(fd);
   } finally {
-    await handle.close();
-    await old?.close();
+    await closeFd(fd);
+    if (old !== undefined) await closeFd(old);
   }
 }
 
 async function readChecked(
-  handle: FileHandle,
+  fd: number,
   offset: number,
   size: number,
   hash: Buffer,
 ): Promise<Buffer | undefined> {
   const data = Buffer.alloc(size);
-  const { bytesRead } = await handle.read(data, 0, size, offset);
-  if (bytesRead !== size) return undefined;
-  return hashes(data, hash) ? data : undefined;
-}
-
-/** Whether `data` has the SHA-256 `hash`. */
-function hashes(data: Uint8Array, hash: Uint8Array): boolean {
-  return createHash('sha256').update(data).digest().equals(hash);
+  if ((await readAt(fd, data, size, offset)) !== size) return undefined;
+  return (await hasSha256(data, hash)) ? data : undefined;
 }
 
 async function fromOld(
-  old: Awaited<ReturnType<typeof open>> | undefined,
+  old: number | undefined,
   block: { offset: number; size: number } | undefined,
   hash: Buffer,
 ): Promise<Buffer | undefined> {
-  if (!old || !block) return undefined;
+  if (old === undefined || !block) return undefined;
   return readChecked(old, block.offset, block.size, hash);
 }
 
@@ -409,12 +397,12 @@ async function fromElsewhere(
   hash: Buffer,
 ): Promise<Buffer | undefined> {
   if (!where) return undefined;
-  const handle = await open(join(root, where.name), 'r').catch(() => undefined);
-  if (!handle) return undefined;
+  const fd = await openFd(join(root, where.name), 'r').catch(() => undefined);
+  if (fd === undefined) return undefined;
   try {
-    return await readChecked(handle, where.offset, where.size, hash);
+    return await readChecked(fd, where.offset, where.size, hash);
   } finally {
-    await handle.close();
+    await closeFd(fd);
   }
 }
 
@@ -445,7 +433,7 @@ async function fromDevices(
       // A view of the received bytes, not a copy: what it keeps alive is about the block's own size
       // (the frame it came in, joined from the connection's chunks).
       const data = Buffer.from(received.buffer, received.byteOffset, received.byteLength);
-      if (data.length === block.size && hashes(data, block.hash)) return data;
+      if (data.length === block.size && (await hasSha256(data, block.hash))) return data;
       last = `${device} sent a block that is not the one asked for`;
       options.logger.warn({ device, name, block: index }, `${last} (block ${index} of ${name})`);
     } catch (error) {

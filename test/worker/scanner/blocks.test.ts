@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
@@ -6,6 +6,7 @@ import {
   adler32,
   blockSizeFor,
   hashFile,
+  hasSha256,
   MAX_BLOCK_SIZE,
   MIN_BLOCK_SIZE,
 } from '../../../worker/scanner/blocks.ts';
@@ -107,4 +108,18 @@ t.test('a file is cut into blocks, the last one short; an empty file is one empt
     message: /changed size while being read/,
   });
   t.throws(() => hashFile(join(dir, 'gone'), 5, MIN_BLOCK_SIZE), { code: 'ENOENT' });
+});
+
+t.test('a block is checked against its SHA-256, small ones in place and large ones elsewhere', async (t) => {
+  for (const size of [0, 4096, 32 * 1024 - 1, 32 * 1024, 128 * 1024, 1024 * 1024]) {
+    const data = randomBytes(size);
+    const hash = createHash('sha256').update(data).digest();
+    t.equal(await hasSha256(data, hash), true, `${size} bytes: its own hash`);
+    const other = Buffer.from(hash);
+    other[31] = (other[31] ?? 0) ^ 1;
+    t.equal(await hasSha256(data, other), false, `${size} bytes: another hash`);
+    // A view into a larger buffer is hashed as what it shows, not as the buffer under it.
+    const wider = Buffer.concat([Buffer.alloc(7, 1), data, Buffer.alloc(9, 2)]);
+    t.equal(await hasSha256(wider.subarray(7, 7 + size), hash), true, `${size} bytes: as a view`);
+  }
 });
