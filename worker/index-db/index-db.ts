@@ -188,6 +188,8 @@ const BRIEF_COLUMNS = `folder, device, name, type, size, permissions, modified_s
 
 /** Writes remembered by name (see IndexDb.changedSince). */
 const JOURNAL_WRITES = 256;
+/** Names of a device's records replaced at once that are still told name by name (see #replaced). */
+const REPLACED_NAMES = 10_000;
 
 /** Syncthing's FlagLocalReceiveOnly. */
 const RECEIVE_ONLY_FLAG = 8;
@@ -284,6 +286,9 @@ export class IndexDb {
       ),
       dropRemoteIndex: db.prepare('DELETE FROM remote_indexes WHERE folder = ? AND device = ?'),
       dropDeviceFiles: db.prepare('DELETE FROM files WHERE folder = ? AND device = ?'),
+      deviceNames: db
+        .prepare<[string, string], string>('SELECT name FROM files WHERE folder = ? AND device = ?')
+        .pluck(),
       allVersions: db.prepare<[string], FileRow & { device: string }>(
         'SELECT * FROM files WHERE folder = ? ORDER BY name',
       ),
@@ -465,7 +470,7 @@ export class IndexDb {
    * keep), as a device's new index ID or its reset asks.
    */
   resetRemote(folder: string, device: string, indexId: bigint): void {
-    this.#written(folder, undefined);
+    this.#written(folder, this.#replaced(folder, device, []));
     this.#db.transaction(() => {
       this.#statements.dropDeviceFiles.run(folder, device);
       if (indexId === 0n) this.#statements.dropRemoteIndex.run(folder, device);
@@ -478,7 +483,8 @@ export class IndexDb {
    * adds to it), with the highest sequence seen, in one transaction.
    */
   putRemote(folder: string, device: string, records: FileRecord[], replace: boolean): void {
-    this.#written(folder, replace ? undefined : records.map((record) => record.name));
+    const names = records.map((record) => record.name);
+    this.#written(folder, replace ? this.#replaced(folder, device, names) : names);
     this.#db.transaction(() => {
       const known = this.remoteIndex(folder, device);
       if (replace) this.#statements.dropDeviceFiles.run(folder, device);
@@ -489,6 +495,17 @@ export class IndexDb {
       }
       this.#statements.putRemoteIndex.run(folder, device, known.indexId.toString(), maxSequence);
     })();
+  }
+
+  /**
+   * The names a device's records are replaced at: those it had and those it has now. Undefined (the
+   * whole folder) past REPLACED_NAMES, where looking at the whole folder costs no more. A device new
+   * to the folder changes nothing until it sends something, where it made every need start over.
+   */
+  #replaced(folder: string, device: string, names: string[]): string[] | undefined {
+    if (names.length > REPLACED_NAMES) return undefined;
+    const had = this.#statements.deviceNames.all(folder, device);
+    return had.length + names.length > REPLACED_NAMES ? undefined : [...had, ...names];
   }
 
   /** Whether another device has sent anything of the folder. */

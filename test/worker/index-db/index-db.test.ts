@@ -117,3 +117,26 @@ t.test('version vectors: Syncthing’s counter rule and its REST spelling', asyn
   t.equal(shortIdString(0x1afc7fa2cc48d476n), 'DL6H7IW', 'as Syncthing writes the short ID of DL6H7IW-…');
   t.same(versionStrings([{ id: 0x1afc7fa2cc48d476n, value: 7n }]), ['DL6H7IW:7']);
 });
+
+t.test("a device's index replaced or reset names what changed, not the whole folder", async (t) => {
+  const db = await IndexDb.open(join(t.testdir(), 'index.sqlite'));
+  t.teardown(() => db.close());
+  db.update('f', [record('mine')]);
+  const remote = (name: string) => ({ ...record(name), sequence: 1 });
+  let since = db.generation;
+  db.resetRemote('f', 'NEW', 5n);
+  t.same(db.changedSince(since, 'f'), new Set(), 'a device new to the folder changes nothing');
+  since = db.generation;
+  db.putRemote('f', 'PEER', [remote('a'), remote('b')], true);
+  t.same(db.changedSince(since, 'f'), new Set(['a', 'b']), 'its first index: what it sent');
+  since = db.generation;
+  db.putRemote('f', 'PEER', [remote('b'), remote('c')], true);
+  t.same(db.changedSince(since, 'f'), new Set(['a', 'b', 'c']), 'replaced: what it had and what it has');
+  since = db.generation;
+  db.resetRemote('f', 'PEER', 6n);
+  t.same(db.changedSince(since, 'f'), new Set(['b', 'c']), 'reset: what it had');
+  since = db.generation;
+  const many = Array.from({ length: 10_001 }, (_, i) => remote(`m${i}`));
+  db.putRemote('f', 'PEER', many, true);
+  t.equal(db.changedSince(since, 'f'), undefined, 'past 10,000 names: the whole folder');
+});
