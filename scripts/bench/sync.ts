@@ -4,6 +4,7 @@
 // says it has every file and needs nothing (polled every 50 ms); each direction `rounds` times, to a
 // new receiver each time, and the median taken (single runs moved by a factor of two here).
 // syncd's worker RSS is sampled while it pulls.
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
@@ -120,6 +121,9 @@ async function move(
   );
   const path = join(session.scratch, id);
   await mkdir(join(path, '.stfolder'), { recursive: true });
+  // What earlier transfers wrote is flushed first: the kernel's writeback of it (gigabytes after a few
+  // rounds) would otherwise fall into this transfer, whichever direction it is.
+  execFileSync('sync');
   const started = performance.now();
   await receiver.call('POST', '/rest/config/folders', {
     id: 'bench',
@@ -144,13 +148,19 @@ async function move(
   return performance.now() - started;
 }
 
-/** The largest RSS syncd's worker reports, sampled at each call. */
-function rssSampler(peer: Peer): { sample: () => Promise<void>; largestMb: () => number } {
+/**
+ * The largest RSS of syncd's worker, sampled at each call from /proc: asking the service itself
+ * (GET /rest/system/status, every 50 ms) added work to the process measured, and to no Syncthing.
+ */
+function rssSampler(peer: { service: Service }): { sample: () => Promise<void>; largestMb: () => number } {
   let largest = 0;
+  let pid: Promise<number> | undefined;
   return {
     sample: async () => {
-      const status = (await peer.call('GET', '/rest/system/status')) as { memory?: { rss?: number } };
-      largest = Math.max(largest, (status.memory?.rss ?? 0) / 1e6);
+      pid ??= peer.service.workerPid();
+      const status = await readFile(`/proc/${await pid}/status`, 'utf8').catch(() => '');
+      const kib = Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? 0);
+      largest = Math.max(largest, (kib * 1024) / 1e6);
     },
     largestMb: () => largest,
   };
