@@ -48,13 +48,7 @@ export function encodeMessage(message: BepMessage, compression: Compression = 'm
   const body = encodeBody(message);
   const wanted = compression !== 'never';
   const compressed = wanted && body.length >= COMPRESS_FROM ? lz4Compress(body) : undefined;
-  const header = toBinary(
-    HeaderSchema,
-    create(HeaderSchema, {
-      type: typeOf(message.kind),
-      compression: compressed ? MessageCompression.LZ4 : MessageCompression.NONE,
-    }),
-  );
+  const header = headerOf(message.kind, compressed !== undefined);
   const payload = compressed ?? body;
   const out = Buffer.allocUnsafe(2 + header.length + 4 + payload.length);
   out.writeUInt16BE(header.length, 0);
@@ -62,6 +56,19 @@ export function encodeMessage(message: BepMessage, compression: Compression = 'm
   out.writeUInt32BE(payload.length, 2 + header.length);
   out.set(payload, 6 + header.length);
   return out;
+}
+
+// Each kind of message has two headers, compressed or not: encoded once each, not for every message.
+const headers = new Map<string, Uint8Array>();
+function headerOf(kind: BepMessage['kind'], compressed: boolean): Uint8Array {
+  const key = `${kind}:${compressed}`;
+  let header = headers.get(key);
+  if (!header) {
+    const compression = compressed ? MessageCompression.LZ4 : MessageCompression.NONE;
+    header = toBinary(HeaderSchema, create(HeaderSchema, { type: typeOf(kind), compression }));
+    headers.set(key, header);
+  }
+  return header;
 }
 
 // An uncompressed Response's header, the same for every one.

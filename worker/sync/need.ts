@@ -125,6 +125,7 @@ class NeedState {
   readonly #need = empty();
   readonly #parts = new Map<string, { global: FileRecord; needed?: NeededItem }>();
   #answer: FolderNeed | undefined;
+  #changes = 0;
 
   constructor(device: string) {
     this.#device = device;
@@ -132,6 +133,7 @@ class NeedState {
 
   /** A name's records now (none: it is gone from the index). */
   set(name: string, versions: Array<{ device: string; record: FileRecord }>): void {
+    this.#changes += 1;
     const before = this.#parts.get(name);
     if (before) {
       add(this.#global, before.global, -1);
@@ -146,13 +148,31 @@ class NeedState {
     if (part.needed) add(this.#need, part.global);
   }
 
-  /** The tallies and the needed items, by name; shared, so that callers do not change them. */
+  /**
+   * The tallies and the needed items, by name; shared, so that callers do not change them. The items
+   * are listed when first asked for: a status or a completion needs only the tallies, and listing and
+   * sorting every needed name for each (polled while a pull writes) cost more than the rest of it.
+   */
   answer(): FolderNeed {
     if (!this.#answer) {
-      const needed: NeededItem[] = [];
-      for (const part of this.#parts.values()) if (part.needed) needed.push(part.needed);
-      needed.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-      this.#answer = { global: { ...this.#global }, need: { ...this.#need }, needed };
+      const parts = this.#parts;
+      const made = this.#changes;
+      const current = () => this.#changes === made;
+      let needed: NeededItem[] | undefined;
+      this.#answer = {
+        global: { ...this.#global },
+        need: { ...this.#need },
+        get needed() {
+          if (!needed) {
+            // Listed from the parts as they are now, which must be what the tallies were made of.
+            if (!current()) throw new Error("a need's items were asked for after the index changed");
+            needed = [];
+            for (const part of parts.values()) if (part.needed) needed.push(part.needed);
+            needed.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+          }
+          return needed;
+        },
+      };
     }
     return this.#answer;
   }

@@ -321,6 +321,11 @@ async function buildFile(
     for (const block of local?.blocks ?? []) oldBlocks.set(block.hash.toString('hex'), block);
     const sources = item.holders.filter((device) => device !== LOCAL);
     const tracker = options.progress?.track(options.folder.id, item.name, global.blocks.length, global.size);
+    // One write at a time per file: the kernel takes the file's lock for each, and writes at once
+    // from several of libuv's threads spent their time spinning on it.
+    let writing: Promise<void> = Promise.resolve();
+    const written = (data: Uint8Array, offset: number) =>
+      (writing = writing.catch(() => {}).then(() => writeAt(fd, data, offset)));
     let next = 0;
     const work = async () => {
       for (let index = next++; index < global.blocks.length; index = next++) {
@@ -347,7 +352,7 @@ async function buildFile(
             data = await fromDevices(options, sources, item.name, block, index);
           }
           try {
-            await writeAt(fd, data, block.offset);
+            await written(data, block.offset);
           } finally {
             // The received message's buffer, written: free for the next message of its length.
             if (source === 'pulled') giveBack(data);

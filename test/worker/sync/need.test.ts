@@ -91,3 +91,40 @@ t.test(
     compare(fresh, 'a write between two asks in one turn');
   },
 );
+
+t.test('the needed items are listed when asked for, and only from the need they belong to', async (t) => {
+  const db = await IndexDb.open(join(t.testdir(), 'index.sqlite'));
+  t.teardown(() => db.close());
+  db.putRemote('f', 'PEER', [record('b', 2n, 1n), record('a', 2n, 2n)], false);
+  const first = folderNeed(db, 'f');
+  t.same(first.need.files, 2, 'the tallies at once');
+  t.same(
+    first.needed.map((item) => item.name),
+    ['a', 'b'],
+    'the items, by name, when asked for',
+  );
+  const second = folderNeed(db, 'f');
+  t.equal(second, first, 'nothing written: the same answer');
+  const stale = folderNeed(db, 'f');
+  db.putRemote('f', 'PEER', [record('c', 2n, 3n)], false);
+  const third = folderNeed(db, 'f');
+  t.same(
+    third.needed.map((item) => item.name),
+    ['a', 'b', 'c'],
+    'after a write: the new items',
+  );
+  t.same(
+    stale.needed.map((item) => item.name),
+    ['a', 'b'],
+    'an answer whose items were listed keeps them',
+  );
+  db.putRemote('f', 'PEER', [record('d', 2n, 4n)], false);
+  const unlisted = folderNeed(db, 'f');
+  db.putRemote('f', 'PEER', [record('e', 2n, 5n)], false);
+  folderNeed(db, 'f');
+  t.throws(
+    () => unlisted.needed,
+    /after the index changed/,
+    'one never listed cannot be listed from a later index',
+  );
+});
