@@ -312,6 +312,7 @@ async function buildFile(
   const fd = (created ?? left) as number;
   let resumed = false;
   let old: number | undefined;
+  let failure: { error: unknown } | undefined;
   try {
     resumed = left !== undefined && (await sizeOfFd(left)) > 0;
     if (oldPath && local && !local.deleted) old = await openFd(oldPath, 'r').catch(() => undefined);
@@ -327,8 +328,10 @@ async function buildFile(
     const written = (data: Uint8Array, offset: number) =>
       (writing = writing.catch(() => {}).then(() => writeAt(fd, data, offset)));
     let next = 0;
-    const work = async () => {
-      for (let index = next++; index < global.blocks.length; index = next++) {
+    // Once a block fails, the others stop taking new blocks: the file cannot be finished.
+    let failed = false;
+    const each = async () => {
+      for (let index = next++; index < global.blocks.length && !failed; index = next++) {
         if (options.signal?.aborted) throw new Error('the pull was stopped');
         const block = global.blocks[index] as FileRecord['blocks'][number];
         if (block.size === 0) continue;
@@ -363,16 +366,31 @@ async function buildFile(
         }
       }
     };
+    const work = () =>
+      each().catch((error: unknown) => {
+        failed = true;
+        throw error;
+      });
     try {
-      await Promise.all(Array.from({ length: Math.min(IN_FLIGHT, global.blocks.length) }, work));
+      // Every block's work ends before the file is closed, a failed one's included: a descriptor is a
+      // number the next open may get, and a write still under way would land in that file.
+      const ended = await Promise.allSettled(
+        Array.from({ length: Math.min(IN_FLIGHT, global.blocks.length) }, work),
+      );
+      const rejected = ended.find((outcome) => outcome.status === 'rejected');
+      if (rejected) throw rejected.reason;
     } finally {
       tracker?.done();
     }
     await syncFd(fd);
-  } finally {
-    await closeFd(fd);
-    if (old !== undefined) await closeFd(old);
+  } catch (error) {
+    failure = { error };
   }
+  // Both files closed whatever happened; the first error is the one told.
+  const closed = await Promise.allSettled([closeFd(fd), ...(old === undefined ? [] : [closeFd(old)])]);
+  if (failure) throw failure.error;
+  const rejected = closed.find((outcome) => outcome.status === 'rejected');
+  if (rejected) throw rejected.reason;
 }
 
 async function readChecked(

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { temporaryName } from '../../../worker/devices/block-server.ts';
@@ -133,4 +133,26 @@ t.test('a subdirectory that does not exist yet is made', async (t) => {
   const result = await pull(honest);
   t.same(result.problems, []);
   t.ok((await readFile(join(target, 'deep', 'er', FILE))).equals(content));
+});
+
+t.test('a block that fails ends its file only once every other block of it has ended', async (t) => {
+  const { target, pull, honest } = await setup(t, ['HONEST']);
+  // The first block is refused at once; the others come 50 ms later. A file closed before them would
+  // leave their writes to a descriptor the next open may get: another file's.
+  let pending = 0;
+  const openBefore = (await readdir('/proc/self/fd')).length;
+  const result = await pull(((device: string, block: BlockRequest) => {
+    if (block.offset === 0n) throw new Error('refused');
+    pending += 1;
+    return new Promise<Buffer>((resolve) =>
+      setTimeout(() => {
+        pending -= 1;
+        resolve(honest(device, block));
+      }, 50),
+    );
+  }) as unknown as (device: string, block: BlockRequest) => Buffer);
+  t.equal(pending, 0, 'no block was still under way when the pull ended');
+  t.match(result.problems, [{ name: FILE, error: /refused/ }], 'the file failed, and says why');
+  t.equal((await readdir('/proc/self/fd')).length, openBefore, 'no file left open');
+  await t.rejects(stat(join(target, FILE)), { code: 'ENOENT' }, 'nothing in place');
 });
