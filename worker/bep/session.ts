@@ -55,10 +55,19 @@ export class BepSession {
   #end: SessionEnd | undefined;
   #onEnd: Array<(end: SessionEnd) => void> = [];
 
-  constructor(socket: TLSSocket, times: SessionTimes = SYNCTHING_TIMES) {
+  /**
+   * `onData`, when given, is where the connection's bytes come from (a dialed connection reads into a
+   * buffer of its own, see dialer.ts); otherwise from the socket's `data` events.
+   */
+  constructor(
+    socket: TLSSocket,
+    times: SessionTimes = SYNCTHING_TIMES,
+    onData?: (listener: (chunk: Buffer) => void) => void,
+  ) {
     this.socket = socket;
     this.#times = times;
-    socket.on('data', (chunk: Buffer) => this.#received(chunk));
+    if (onData) onData((chunk) => this.#received(chunk));
+    else socket.on('data', (chunk: Buffer) => this.#received(chunk));
     socket.on('end', () => this.#ended({ reason: 'the peer closed the connection (EOF)', by: 'peer' }));
     socket.on('close', () => this.#ended({ reason: 'the connection closed', by: 'peer' }));
     socket.on('error', (error) => this.#ended({ reason: error.message, by: 'error' }));

@@ -17,7 +17,7 @@ import { PendingFolders } from './pending-folders.ts';
 import { clusterConfigFor, compressionFor, foldersSharedWith, type IndexState } from './cluster-config.ts';
 import type { IndexExchange, IndexPeer } from './index-exchange.ts';
 import type { BlockServer } from './block-server.ts';
-import { dial, type DialStatus, redialDelayMs } from './dialer.ts';
+import { type Dialed, dial, type DialStatus, redialDelayMs } from './dialer.ts';
 
 /** A device connected now, as /rest/system/connections shows it. */
 export interface Connection {
@@ -268,7 +268,12 @@ export class DeviceConnections {
   }
 
   // After the TLS handshake, either way: who it is, the Hellos, then whether it may stay.
-  async #secured(socket: TLSSocket, type: Connection['type'], expected?: string): Promise<void> {
+  async #secured(
+    socket: TLSSocket,
+    type: Connection['type'],
+    expected?: string,
+    onData?: Dialed['onData'],
+  ): Promise<void> {
     this.#track(socket);
     const address = remoteOf(socket);
     const raw = socket.getPeerCertificate(true)?.raw;
@@ -288,7 +293,7 @@ export class DeviceConnections {
       throw new Error(`the device at ${address} is ${peer}, not ${expected}`);
     }
     const known = this.#deviceConfig(peer);
-    const session = new BepSession(socket, this.#options.times ?? SYNCTHING_TIMES);
+    const session = new BepSession(socket, this.#options.times ?? SYNCTHING_TIMES, onData);
     let hello: Hello;
     try {
       hello = await session.exchangeHello({
@@ -574,20 +579,20 @@ export class DeviceConnections {
       for (const address of await this.#addressesOf(known)) {
         if (this.#closed || this.#connections.has(device)) return;
         const when = new Date().toISOString();
-        let socket: TLSSocket;
+        let dialed: Dialed;
         try {
-          socket = await dial(address, this.#options.credentials, this.#options.dialTimeoutMs ?? 10_000);
+          dialed = await dial(address, this.#options.credentials, this.#options.dialTimeoutMs ?? 10_000);
         } catch (error) {
           this.#dialStatus.set(address, { when, error: (error as Error).message });
           continue;
         }
         this.#dialStatus.set(address, { when, error: null });
         if (this.#closed) {
-          socket.destroy();
+          dialed.socket.destroy();
           return;
         }
         try {
-          await this.#secured(socket, 'tcp-client', device);
+          await this.#secured(dialed.socket, 'tcp-client', device, dialed.onData);
         } catch (error) {
           this.#dialStatus.set(address, { when, error: (error as Error).message });
           continue;
