@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { type Service, startService } from '../../shared/client/testing.ts';
 import { pollUntil, startSyncthing } from '../../test/helpers/syncthing.ts';
+import { median } from './measure.ts';
 import type { Tree } from './scan.ts';
 
 interface Peer {
@@ -208,8 +209,6 @@ export async function syncBench(tree: Tree, rounds = 3): Promise<SyncFigures> {
         runs[direction].push(await directions[direction](round));
       }
     }
-    const median = (values: number[]) =>
-      [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
     return {
       syncthing: median(runs.syncthing),
       toSyncd: median(runs.toSyncd),

@@ -72,10 +72,7 @@ function headerOf(kind: BepMessage['kind'], compressed: boolean): Uint8Array {
 }
 
 // An uncompressed Response's header, the same for every one.
-const RESPONSE_HEADER = toBinary(
-  HeaderSchema,
-  create(HeaderSchema, { type: typeOf('Response'), compression: MessageCompression.NONE }),
-);
+const RESPONSE_HEADER = headerOf('Response', false);
 
 /**
  * A Response framed as encodeMessage frames it, its block copied once, straight into the frame: the

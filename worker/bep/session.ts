@@ -48,7 +48,6 @@ export class BepSession {
   #onMessage: ((message: BepMessage) => void) | undefined;
   #held: BepMessage[] = [];
   #first = true;
-  #corked = false;
   #lastRead = Date.now();
   #lastWrite = Date.now();
   #timer: NodeJS.Timeout | undefined;
@@ -146,16 +145,13 @@ export class BepSession {
     // Small messages sent in one turn of the event loop (a puller's Requests, small Responses) go out
     // in one write: one encryption and one system call, where each cost its own. A large one goes out
     // by itself, after them: written together, Node would first copy them all into one buffer.
+    const socket = this.socket;
     if (bytes.length >= WRITE_ALONE) {
-      if (this.#corked) this.socket.uncork();
-      this.#corked = false;
-    } else if (!this.#corked) {
-      this.#corked = true;
-      this.socket.cork();
+      if (socket.writableCorked) socket.uncork();
+    } else if (!socket.writableCorked) {
+      socket.cork();
       process.nextTick(() => {
-        if (!this.#corked) return;
-        this.#corked = false;
-        this.socket.uncork();
+        if (socket.writableCorked) socket.uncork();
       });
     }
     // A Response's frame is reused once written, and only then.

@@ -58,6 +58,8 @@ export function dial(address: string, credentials: DeviceCredentials, timeoutMs:
       },
     };
     const secure = tlsConnect(options);
+    // Whether TCP connected, to tell what failed: the socket's `connecting` is already false when a
+    // refused connection's error comes.
     let connected = false;
     let settled = false;
     // Errors after the handshake are the session's to hear (it listens from its start).

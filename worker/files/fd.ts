@@ -9,8 +9,8 @@ import * as fs from 'node:fs';
 
 const settle =
   <T>(resolve: (value: T) => void, reject: (error: Error) => void) =>
-  (error: Error | null, value: T) =>
-    error ? reject(error) : resolve(value);
+  (error: Error | null, value?: T) =>
+    error ? reject(error) : resolve(value as T);
 
 export function openFd(path: string, flags: string, mode = 0o666): Promise<number> {
   return new Promise((resolve, reject) => fs.open(path, flags, mode, settle(resolve, reject)));
@@ -32,13 +32,11 @@ export async function writeAt(fd: number, data: Uint8Array, position: number): P
 }
 
 export function syncFd(fd: number): Promise<void> {
-  return new Promise((resolve, reject) => fs.fsync(fd, (error) => (error ? reject(error) : resolve())));
+  return new Promise((resolve, reject) => fs.fsync(fd, settle(resolve, reject)));
 }
 
 export function truncateFd(fd: number, length: number): Promise<void> {
-  return new Promise((resolve, reject) =>
-    fs.ftruncate(fd, length, (error) => (error ? reject(error) : resolve())),
-  );
+  return new Promise((resolve, reject) => fs.ftruncate(fd, length, settle(resolve, reject)));
 }
 
 export function sizeOfFd(fd: number): Promise<number> {
@@ -48,7 +46,7 @@ export function sizeOfFd(fd: number): Promise<number> {
 }
 
 export function closeFd(fd: number): Promise<void> {
-  return new Promise((resolve, reject) => fs.close(fd, (error) => (error ? reject(error) : resolve())));
+  return new Promise((resolve, reject) => fs.close(fd, settle(resolve, reject)));
 }
 
 /** The entry's lstat, or undefined when nothing is there. */

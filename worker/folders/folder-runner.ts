@@ -12,7 +12,7 @@ import { IGNORE_FILE, Ignores } from '../scanner/ignores.ts';
 import { scanFolder } from '../scanner/scan-folder.ts';
 import type { WalkProblem } from '../scanner/walk.ts';
 import { completionReport, folderNeed } from '../sync/need.ts';
-import type { PullOrder } from '../sync/pull-folder.ts';
+import type { PullOptions, PullOrder } from '../sync/pull-folder.ts';
 import { folderSummary } from './folder-summary.ts';
 import {
   adoptEqualVersions,
@@ -46,15 +46,7 @@ export interface FolderRunnerOptions {
   onLocalUpdate?: (folder: string, records: FileRecord[]) => void;
   /** Brings the folder to what other devices have of it (see worker/sync/pull-folder.ts). */
   pull?: (
-    folder: {
-      id: string;
-      path: string;
-      ignorePerms: boolean;
-      ignoreDelete: boolean;
-      label: string;
-      maxConflicts: number;
-      order: PullOrder;
-    },
+    folder: Required<PullOptions['folder']>,
     signal: AbortSignal,
   ) => Promise<{
     pulled: number;

@@ -108,6 +108,5 @@ const HASH_ELSEWHERE = 32 * 1024;
 /** Whether `data` has the SHA-256 `hash`; `data` must not change until this has settled. */
 export async function hasSha256(data: Uint8Array, hash: Uint8Array): Promise<boolean> {
   if (data.length < HASH_ELSEWHERE) return createHash('sha256').update(data).digest().equals(hash);
-  const digest = new Uint8Array(await webcrypto.subtle.digest('SHA-256', data));
-  return Buffer.from(digest.buffer).equals(hash);
+  return Buffer.from(await webcrypto.subtle.digest('SHA-256', data)).equals(hash);
 }

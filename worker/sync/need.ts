@@ -125,7 +125,6 @@ class NeedState {
   readonly #need = empty();
   readonly #parts = new Map<string, { global: FileRecord; needed?: NeededItem }>();
   #answer: FolderNeed | undefined;
-  #changes = 0;
 
   constructor(device: string) {
     this.#device = device;
@@ -133,7 +132,6 @@ class NeedState {
 
   /** A name's records now (none: it is gone from the index). */
   set(name: string, versions: Array<{ device: string; record: FileRecord }>): void {
-    this.#changes += 1;
     const before = this.#parts.get(name);
     if (before) {
       add(this.#global, before.global, -1);
@@ -156,10 +154,10 @@ class NeedState {
   answer(): FolderNeed {
     if (!this.#answer) {
       const parts = this.#parts;
-      const made = this.#changes;
-      const current = () => this.#changes === made;
+      // Current while it is this state's answer: a change (set) drops it.
+      const current = () => this.#answer === answer;
       let needed: NeededItem[] | undefined;
-      this.#answer = {
+      const answer: FolderNeed = {
         global: { ...this.#global },
         need: { ...this.#need },
         get needed() {
@@ -173,6 +171,7 @@ class NeedState {
           return needed;
         },
       };
+      this.#answer = answer;
     }
     return this.#answer;
   }

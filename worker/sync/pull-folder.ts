@@ -330,47 +330,47 @@ async function buildFile(
     let next = 0;
     // Once a block fails, the others stop taking new blocks: the file cannot be finished.
     let failed = false;
-    const each = async () => {
-      for (let index = next++; index < global.blocks.length && !failed; index = next++) {
-        if (options.signal?.aborted) throw new Error('the pull was stopped');
-        const block = global.blocks[index] as FileRecord['blocks'][number];
-        if (block.size === 0) continue;
-        // However many files and blocks are under way, only so many bytes are held at once.
-        await budget.take(block.size);
-        try {
-          // Already in the temporary file (an interrupted pull): nothing to write.
-          if (resumed && (await readChecked(fd, block.offset, block.size, block.hash))) {
-            tracker?.block('reused', block.size);
-            continue;
-          }
-          const hex = block.hash.toString('hex');
-          let source: BlockSource = 'copiedFromOrigin';
-          let data = await fromOld(old, oldBlocks.get(hex), block.hash);
-          if (!data) {
-            source = 'copiedFromElsewhere';
-            data = await fromElsewhere(options.folder.path, here().get(hex), block.hash);
-          }
-          if (!data) {
-            source = 'pulled';
-            data = await fromDevices(options, sources, item.name, block, index);
-          }
+    const work = async () => {
+      try {
+        for (let index = next++; index < global.blocks.length && !failed; index = next++) {
+          if (options.signal?.aborted) throw new Error('the pull was stopped');
+          const block = global.blocks[index] as FileRecord['blocks'][number];
+          if (block.size === 0) continue;
+          // However many files and blocks are under way, only so many bytes are held at once.
+          await budget.take(block.size);
           try {
-            await written(data, block.offset);
+            // Already in the temporary file (an interrupted pull): nothing to write.
+            if (resumed && (await readChecked(fd, block.offset, block.size, block.hash))) {
+              tracker?.block('reused', block.size);
+              continue;
+            }
+            const hex = block.hash.toString('hex');
+            let source: BlockSource = 'copiedFromOrigin';
+            let data = await fromOld(old, oldBlocks.get(hex), block.hash);
+            if (!data) {
+              source = 'copiedFromElsewhere';
+              data = await fromElsewhere(options.folder.path, here().get(hex), block.hash);
+            }
+            if (!data) {
+              source = 'pulled';
+              data = await fromDevices(options, sources, item.name, block, index);
+            }
+            try {
+              await written(data, block.offset);
+            } finally {
+              // The received message's buffer, written: free for the next message of its length.
+              if (source === 'pulled') giveBack(data);
+            }
+            tracker?.block(source, block.size);
           } finally {
-            // The received message's buffer, written: free for the next message of its length.
-            if (source === 'pulled') giveBack(data);
+            budget.give(block.size);
           }
-          tracker?.block(source, block.size);
-        } finally {
-          budget.give(block.size);
         }
-      }
-    };
-    const work = () =>
-      each().catch((error: unknown) => {
+      } catch (error) {
         failed = true;
         throw error;
-      });
+      }
+    };
     try {
       // Every block's work ends before the file is closed, a failed one's included: a descriptor is a
       // number the next open may get, and a write still under way would land in that file.
