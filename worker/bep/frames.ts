@@ -126,7 +126,9 @@ function takeBuffer(length: number): Buffer {
     spareBytes -= length;
     return buffer;
   }
-  const fresh = Buffer.allocUnsafeSlow(length);
+  // Shared memory: a block received in it is checked and written by a thread that reads it there
+  // (worker/sync/block-writer.ts).
+  const fresh = Buffer.from(new SharedArrayBuffer(length));
   made.set(fresh.buffer, fresh);
   return fresh;
 }

@@ -108,5 +108,7 @@ const HASH_ELSEWHERE = 32 * 1024;
 /** Whether `data` has the SHA-256 `hash`; `data` must not change until this has settled. */
 export async function hasSha256(data: Uint8Array, hash: Uint8Array): Promise<boolean> {
   if (data.length < HASH_ELSEWHERE) return createHash('sha256').update(data).digest().equals(hash);
-  return Buffer.from(await webcrypto.subtle.digest('SHA-256', data)).equals(hash);
+  // WebCrypto refuses shared memory (a frame's, see frames.ts): it gets a copy, as it would make anyway.
+  const own = data.buffer instanceof SharedArrayBuffer ? new Uint8Array(data) : data;
+  return Buffer.from(await webcrypto.subtle.digest('SHA-256', own)).equals(hash);
 }

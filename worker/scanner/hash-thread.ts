@@ -1,8 +1,10 @@
 // A hashing thread: the worker's event loop never reads or hashes file contents itself, so that its
-// HTTP answers and IPC heartbeats do not wait for a scan.
-import { readlinkSync } from 'node:fs';
+// HTTP answers and IPC heartbeats do not wait for a scan. The same threads check and write the blocks a
+// pull receives (see worker/sync/block-writer.ts).
+import { createHash } from 'node:crypto';
+import { readlinkSync, writeSync } from 'node:fs';
 import { setPriority } from 'node:os';
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import { type HashRange, hashRange } from './blocks.ts';
 
 /** The niceness a hashing thread takes, above the worker's own thread (0 by default). */
@@ -13,14 +15,20 @@ export const HASHING_NICENESS = 10;
 // cores evenly with them, its pings waited up to 150 to 190 ms during a scan, 30 to 80 ms once they
 // yield (BENCHMARKS.md). Linux only (a thread's own id is read from /proc); elsewhere, or where it is
 // refused, threads keep the default.
-// Only as a thread: a module that imports this one for its types or constant is left as it is.
-if (parentPort) {
+// Only as a thread: a module that imports this one for its types or constant is left as it is. A
+// pull's thread keeps the default: it is part of the pull, as libuv's threads are.
+if (parentPort && (workerData as ThreadRole | undefined)?.role !== 'pull') {
   try {
     const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
     if (Number.isInteger(tid) && tid > 0) setPriority(tid, HASHING_NICENESS);
   } catch {
     // Not Linux, or not allowed: the default priority.
   }
+}
+
+/** What a thread is for: a scan's (the default, yielding to the worker's thread) or a pull's. */
+export interface ThreadRole {
+  role: 'scan' | 'pull';
 }
 
 export interface HashJob extends HashRange {
@@ -32,22 +40,58 @@ export type HashResult =
   | { id: number; blocks: Array<{ offset: number; size: number; hash: Uint8Array; weakHash: number }> }
   | { id: number; error: string; code?: string };
 
+/**
+ * A received block to write at `offset` of the descriptor `fd` if its SHA-256 is `hash`. `data` lies
+ * in a SharedArrayBuffer: the thread reads the worker's memory, nothing is copied.
+ */
+export interface WriteJob {
+  id: number;
+  fd: number;
+  offset: number;
+  data: Uint8Array;
+  hash: Uint8Array;
+}
+
+/** `written` false: the block is not the one asked for, and nothing was written. */
+export type WriteResult = { id: number; written: boolean } | { id: number; error: string; code?: string };
+
+export type ThreadMessage = { kind: 'hash'; jobs: HashJob[] } | { kind: 'write'; jobs: WriteJob[] };
+
 // Jobs come in batches and their results go back in one message: a message per small file would
 // cost more than hashing it.
-parentPort?.on('message', (jobs: HashJob[]) => {
-  const results = jobs.map((job): HashResult => {
-    try {
-      // Each hash in a buffer of its own: a digest is a view of a shared 8 KiB pool, which would be
-      // copied whole with every hash that goes back.
-      const blocks = hashRange(job.path, job).map((block) => ({
-        ...block,
-        hash: new Uint8Array(block.hash),
-      }));
-      return { id: job.id, blocks };
-    } catch (error) {
-      const { message, code } = error as NodeJS.ErrnoException;
-      return { id: job.id, error: message, code };
-    }
-  });
+parentPort?.on('message', (message: ThreadMessage) => {
+  const results = message.kind === 'hash' ? message.jobs.map(hashJob) : message.jobs.map(writeJob);
   parentPort?.postMessage(results);
 });
+
+function writeJob(job: WriteJob): WriteResult {
+  try {
+    const { fd, data, offset } = job;
+    if (!createHash('sha256').update(data).digest().equals(job.hash)) return { id: job.id, written: false };
+    for (let done = 0; done < data.length;) {
+      done += writeSync(fd, data, done, data.length - done, offset + done);
+    }
+    return { id: job.id, written: true };
+  } catch (error) {
+    return failed(job.id, error);
+  }
+}
+
+function hashJob(job: HashJob): HashResult {
+  try {
+    // Each hash in a buffer of its own: a digest is a view of a shared 8 KiB pool, which would be
+    // copied whole with every hash that goes back.
+    const blocks = hashRange(job.path, job).map((block) => ({
+      ...block,
+      hash: new Uint8Array(block.hash),
+    }));
+    return { id: job.id, blocks };
+  } catch (error) {
+    return failed(job.id, error);
+  }
+}
+
+function failed(id: number, error: unknown): { id: number; error: string; code?: string } {
+  const { message, code } = error as NodeJS.ErrnoException;
+  return { id, error: message, code };
+}

@@ -4,7 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { distDir, packageRoot } from '../../shared/paths.ts';
 import { type Block, hashFile } from './blocks.ts';
-import type { HashJob, HashResult } from './hash-thread.ts';
+import type { HashJob, HashResult, ThreadMessage, ThreadRole } from './hash-thread.ts';
 
 // The thread's module: the bundle once built; the source, through tsx, when this runs from sources.
 const fromSources = import.meta.url.endsWith('.ts');
@@ -17,6 +17,16 @@ const sourceBootstrap = () => {
   const entry = pathToFileURL(threadEntry).href;
   return `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); });`;
 };
+
+/** A hashing thread (hash-thread.ts) for `role`, from the bundle or from the sources. */
+export function startHashThread(role: ThreadRole['role']): Worker {
+  const workerData: ThreadRole = { role };
+  const thread = fromSources
+    ? new Worker(sourceBootstrap(), { eval: true, stdout: false, stderr: false, workerData })
+    : new Worker(threadEntry, { stdout: false, stderr: false, workerData });
+  thread.unref();
+  return thread;
+}
 
 /** A file that could not be hashed: `code` is the system's (ENOENT, EACCES) or ECHANGED. */
 export class HashError extends Error {
@@ -138,7 +148,8 @@ export class HasherPool {
       }
       for (const pending of batch) assigned.jobs.set(pending.job.id, pending);
       assigned.bytes += batchBytes;
-      thread.postMessage(batch.map((pending) => pending.job));
+      const message: ThreadMessage = { kind: 'hash', jobs: batch.map((pending) => pending.job) };
+      thread.postMessage(message);
     }
   }
 
@@ -172,10 +183,7 @@ export class HasherPool {
   }
 
   #start(): Worker {
-    const thread = fromSources
-      ? new Worker(sourceBootstrap(), { eval: true, stdout: false, stderr: false })
-      : new Worker(threadEntry, { stdout: false, stderr: false });
-    thread.unref();
+    const thread = startHashThread('scan');
     const assigned: Assigned = { jobs: new Map(), bytes: 0 };
     const { jobs } = assigned;
     this.#threads.set(thread, assigned);

@@ -5,6 +5,7 @@ import type { EventLog } from '../events/event-log.ts';
 import { Folders } from '../folders/folders.ts';
 import { INDEX_FILE, IndexDb, IndexDbError } from '../index-db/index-db.ts';
 import { HasherPool } from '../scanner/hasher-pool.ts';
+import { BlockWriter } from '../sync/block-writer.ts';
 import { clearReset, pendingReset } from './reset-request.ts';
 import type { Held } from './service.ts';
 import type { SessionTimes } from '../bep/session.ts';
@@ -61,6 +62,7 @@ export async function openService(context: ServiceContext): Promise<SyncService>
   }
   if (db) await carryOutReset(db, context);
   const hasher = new HasherPool();
+  const writer = new BlockWriter();
   // Started with the service when there are folders to scan: their first scan does not wait for
   // threads to start. Without work they end again (see hasher-pool.ts).
   if (db && context.config.current.folders.length > 0) hasher.warm();
@@ -96,6 +98,7 @@ export async function openService(context: ServiceContext): Promise<SyncService>
             connected: () => new Set(late.connections?.connections.keys() ?? []),
             request: (device, block) =>
               late.connections?.request(device, block) ?? Promise.reject(new Error('not connected')),
+            writer,
             recorded: (records) => exchange?.localUpdated(folder.id, records),
             events: context.events,
             logger: context.logger,
@@ -150,6 +153,7 @@ export async function openService(context: ServiceContext): Promise<SyncService>
       blocks?.close();
       await folders?.stop();
       await hasher.close();
+      await writer.close();
       db?.close();
     },
   };

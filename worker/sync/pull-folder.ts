@@ -22,6 +22,7 @@ import { closeFd, lstatOrNone, openFd, readAt, sizeOfFd, syncFd, truncateFd, wri
 import { type FileRecord, withoutSequence } from '../index-db/file-record.ts';
 import { type IndexDb, LOCAL } from '../index-db/index-db.ts';
 import { hasSha256 } from '../scanner/blocks.ts';
+import type { BlockWriter } from './block-writer.ts';
 import { compareVersions, equivalent } from '../index-db/versions.ts';
 import { folderNeed, fullRecords, type NeededItem } from './need.ts';
 import { ByteBudget } from './byte-budget.ts';
@@ -45,6 +46,8 @@ export interface PullOptions {
   connected: () => ReadonlySet<string>;
   /** Asks a device for a block (see DeviceConnections.request). */
   request: (device: string, block: BlockRequest) => Promise<Uint8Array>;
+  /** Checks received blocks and writes them (the service's one, whose threads pulls share). */
+  writer: BlockWriter;
   /** Records just written to the local index, for the devices that share the folder. */
   recorded: (records: FileRecord[]) => void;
   events: EventLog;
@@ -322,8 +325,9 @@ async function buildFile(
     for (const block of local?.blocks ?? []) oldBlocks.set(block.hash.toString('hex'), block);
     const sources = item.holders.filter((device) => device !== LOCAL);
     const tracker = options.progress?.track(options.folder.id, item.name, global.blocks.length, global.size);
-    // One write at a time per file: the kernel takes the file's lock for each, and writes at once
-    // from several of libuv's threads spent their time spinning on it.
+    // Blocks found here are written one at a time per file: the kernel takes the file's lock for each,
+    // and writes at once from several of libuv's threads spent their time spinning on it. (Received
+    // blocks go to the writer, which keeps a file's blocks to one thread.)
     let writing: Promise<void> = Promise.resolve();
     const written = (data: Uint8Array, offset: number) =>
       (writing = writing.catch(() => {}).then(() => writeAt(fd, data, offset)));
@@ -351,15 +355,13 @@ async function buildFile(
               source = 'copiedFromElsewhere';
               data = await fromElsewhere(options.folder.path, here().get(hex), block.hash);
             }
-            if (!data) {
-              source = 'pulled';
-              data = await fromDevices(options, sources, item.name, block, index);
-            }
-            try {
+            if (data) {
               await written(data, block.offset);
-            } finally {
-              // The received message's buffer, written: free for the next message of its length.
-              if (source === 'pulled') giveBack(data);
+            } else {
+              source = 'pulled';
+              await fromDevices(options, sources, item.name, block, index, (received) =>
+                options.writer.write(fd, received, block.offset, block.hash),
+              );
             }
             tracker?.block(source, block.size);
           } finally {
@@ -429,13 +431,18 @@ async function fromElsewhere(
   }
 }
 
+/**
+ * Asks the devices that have the block for it until one sends it; `land` checks what came and
+ * writes it, and answers false (nothing written) when it is not the block asked for.
+ */
 async function fromDevices(
   options: PullOptions,
   sources: string[],
   name: string,
   block: FileRecord['blocks'][number],
   index: number,
-): Promise<Buffer> {
+  land: (data: Buffer) => Promise<boolean>,
+): Promise<void> {
   const connected = options.connected();
   const available = sources.filter((device) => connected.has(device));
   if (available.length === 0) throw new Error('no device that has it is connected');
@@ -456,7 +463,12 @@ async function fromDevices(
       // A view of the received bytes, not a copy: what it keeps alive is about the block's own size
       // (the frame it came in, joined from the connection's chunks).
       const data = Buffer.from(received.buffer, received.byteOffset, received.byteLength);
-      if (data.length === block.size && (await hasSha256(data, block.hash))) return data;
+      try {
+        if (data.length === block.size && (await land(data))) return;
+      } finally {
+        // The received message's buffer, written or dropped: free for the next message of its length.
+        giveBack(data);
+      }
       last = `${device} sent a block that is not the one asked for`;
       options.logger.warn({ device, name, block: index }, `${last} (block ${index} of ${name})`);
     } catch (error) {

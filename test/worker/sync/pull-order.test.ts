@@ -6,6 +6,7 @@ import { EventLog } from '../../../worker/events/event-log.ts';
 import type { FileRecord } from '../../../worker/index-db/file-record.ts';
 import { IndexDb } from '../../../worker/index-db/index-db.ts';
 import { HasherPool } from '../../../worker/scanner/hasher-pool.ts';
+import { BlockWriter } from '../../../worker/sync/block-writer.ts';
 import { scanFolder } from '../../../worker/scanner/scan-folder.ts';
 import type { NeededItem } from '../../../worker/sync/need.ts';
 import { inPullOrder, type PullOrder, pullFolder } from '../../../worker/sync/pull-folder.ts';
@@ -59,9 +60,11 @@ t.test("a pull takes its files in the folder's order", async (t) => {
   }
   const sourceDb = await IndexDb.open(join(dir, 'source.sqlite'));
   const hasher = new HasherPool(1);
+  const writer = new BlockWriter();
   const dbs: IndexDb[] = [];
   t.teardown(async () => {
     await hasher.close();
+    await writer.close();
     sourceDb.close();
     for (const db of dbs) db.close();
   });
@@ -82,6 +85,7 @@ t.test("a pull takes its files in the folder's order", async (t) => {
         const name = records.find((record) => record.blocks.some((b) => b.hash.equals(block.hash)))?.name;
         return readFile(join(source, name as string));
       },
+      writer,
       recorded: () => {},
       events,
       logger: recordingLogger().logger,

@@ -1,0 +1,110 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
+import { closeFd, openFd } from '../../../worker/files/fd.ts';
+import { HASHING_NICENESS } from '../../../worker/scanner/hash-thread.ts';
+import { BlockWriter } from '../../../worker/sync/block-writer.ts';
+
+const sha256 = (data: Uint8Array) => createHash('sha256').update(data).digest();
+
+// A received block lies in shared memory (frames.ts): what the writer's threads read in place.
+function shared(data: Uint8Array): Buffer {
+  const out = Buffer.from(new SharedArrayBuffer(data.length));
+  out.set(data);
+  return out;
+}
+
+async function setup(t: Test, threads?: number) {
+  const dir = t.testdir();
+  const path = join(dir, 'file');
+  const fd = await openFd(path, 'w+');
+  const writer = new BlockWriter(threads);
+  t.teardown(async () => {
+    await writer.close();
+    await closeFd(fd).catch(() => {});
+  });
+  return { path, fd, writer };
+}
+
+t.test('blocks in shared memory and blocks elsewhere are checked and written where they go', async (t) => {
+  const { path, fd, writer } = await setup(t);
+  const blocks = Array.from({ length: 6 }, () => randomBytes(100 * 1024));
+  // Out of order, at once, half of them in shared memory and half not.
+  const written = await Promise.all(
+    [3, 0, 5, 1, 4, 2].map((index) => {
+      const block = blocks[index] as Buffer;
+      const data = index % 2 === 0 ? shared(block) : Buffer.from(block);
+      return writer.write(fd, data, index * block.length, sha256(block));
+    }),
+  );
+  t.same(written, [true, true, true, true, true, true], 'every block written');
+  t.ok((await readFile(path)).equals(Buffer.concat(blocks)), 'the file is the blocks in their places');
+});
+
+t.test('a block that is not the one asked for is refused, and nothing of it is written', async (t) => {
+  const { path, fd, writer } = await setup(t);
+  const good = randomBytes(128 * 1024);
+  const bad = Buffer.from(good);
+  bad[77] = (bad[77] ?? 0) ^ 1;
+  t.equal(await writer.write(fd, shared(bad), 0, sha256(good)), false, 'refused in a thread');
+  t.equal(await writer.write(fd, Buffer.from(bad), 0, sha256(good)), false, 'refused here');
+  t.equal((await readFile(path)).length, 0, 'nothing written');
+  t.equal(await writer.write(fd, shared(good), 0, sha256(good)), true, 'the right one is written');
+  t.ok((await readFile(path)).equals(good));
+});
+
+t.test('a write that fails rejects with the system error', async (t) => {
+  const { fd, writer } = await setup(t);
+  const readOnly = await openFd(join(t.testdirName, 'file'), 'r');
+  t.teardown(() => closeFd(readOnly));
+  const block = randomBytes(64 * 1024);
+  await t.rejects(writer.write(readOnly, shared(block), 0, sha256(block)), { code: 'EBADF' });
+  t.equal(await writer.write(fd, shared(block), 0, sha256(block)), true, 'the thread still writes');
+});
+
+t.test(
+  "the writer's threads keep the worker's priority (they are part of the pull)",
+  { skip: process.platform === 'linux' ? false : 'thread priorities are set on Linux only' },
+  async (t) => {
+    const before = new Set(await readdir('/proc/self/task'));
+    const { fd, writer } = await setup(t, 1);
+    const block = randomBytes(64 * 1024);
+    t.equal(await writer.write(fd, shared(block), 0, sha256(block)), true);
+    const started = (await readdir('/proc/self/task')).filter((task) => !before.has(task));
+    t.ok(started.length > 0, 'a thread started');
+    for (const task of started) {
+      const stat = await readFile(`/proc/self/task/${task}/stat`, 'utf8').catch(() => undefined);
+      if (stat === undefined) continue;
+      const nice = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+      t.not(nice, HASHING_NICENESS, `task ${task} is not lowered as a scan's thread is`);
+    }
+  },
+);
+
+t.test('closing fails the blocks not yet written, and nothing is written once it has resolved', async (t) => {
+  const { path, fd, writer } = await setup(t, 1);
+  const blocks = Array.from({ length: 32 }, () => randomBytes(1024 * 1024));
+  const settled: string[] = [];
+  // Each in a turn of its own: a message of its own to the thread, which answers them one by one.
+  const writes: Array<Promise<unknown>> = [];
+  for (const [index, block] of blocks.entries()) {
+    writes.push(
+      writer.write(fd, shared(block), index * block.length, sha256(block)).then(
+        () => settled.push('written'),
+        (error: Error) => settled.push(error.message),
+      ),
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  // Once the first block is written, the thread is at work on the others.
+  await Promise.race(writes);
+  await writer.close();
+  const size = (await readFile(path)).length;
+  await Promise.all(writes);
+  t.ok(settled.includes('the block writer closed'), 'blocks not written fail');
+  t.equal((await readFile(path)).length, size, 'nothing is written after close resolved');
+  await t.rejects(writer.write(fd, shared(blocks[0] as Buffer), 0, sha256(blocks[0] as Buffer)), {
+    message: 'the block writer is closed',
+  });
+});
