@@ -142,15 +142,17 @@ export class BepSession {
 
   #write(bytes: Buffer): void {
     this.#lastWrite = Date.now();
-    // Small messages sent in one turn of the event loop (a puller's Requests, small Responses) go out
-    // in one write: one encryption and one system call, where each cost its own. A large one goes out
-    // by itself, after them: written together, Node would first copy them all into one buffer.
+    // Small messages sent in one pass of the event loop (a puller's Requests, small Responses) go out
+    // in one write at its end (setImmediate: after every read and thread message of the pass, where
+    // the end of the tick gathered only those of one): one encryption and one system call, where each
+    // cost its own. A large one goes out by itself, after them: written together, Node would first
+    // copy them all into one buffer.
     const socket = this.socket;
     if (bytes.length >= WRITE_ALONE) {
       if (socket.writableCorked) socket.uncork();
     } else if (!socket.writableCorked) {
       socket.cork();
-      process.nextTick(() => {
+      setImmediate(() => {
         if (socket.writableCorked) socket.uncork();
       });
     }

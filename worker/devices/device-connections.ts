@@ -380,9 +380,8 @@ export class DeviceConnections {
       lastSeen: connection.startedAt.toISOString(),
       lastConnectionDurationS: this.#options.store.deviceStats().get(device)?.lastConnectionDurationS ?? 0,
     });
-    const compression = compressionFor(this.#deviceConfig(device));
-    session.start((message) => this.#received(connection, message), compression);
-    this.#sendClusterConfig(connection);
+    // Told before the session starts: messages that came meanwhile (its ClusterConfig, often) are
+    // delivered as it starts, and their events come after this one, as in Syncthing.
     this.#options.events.log('DeviceConnected', {
       addr: connection.address,
       clientName: connection.clientName,
@@ -391,6 +390,9 @@ export class DeviceConnections {
       id: device,
       type: connection.type,
     });
+    const compression = compressionFor(this.#deviceConfig(device));
+    session.start((message) => this.#received(connection, message), compression);
+    this.#sendClusterConfig(connection);
     this.#log.info(
       { device, address: connection.address, type: connection.type, crypto: connection.crypto },
       `connected to ${device} at ${connection.address} (${connection.type}, ${connection.crypto}); its client is ${connection.clientName} ${connection.clientVersion}, named ${JSON.stringify(connection.deviceName)}`,
