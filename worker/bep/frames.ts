@@ -249,8 +249,18 @@ export class FrameReader {
     return this.#queue.length;
   }
 
-  push(chunk: Buffer): void {
-    this.#queue.push(chunk);
+  /**
+   * Bytes received, in order. A `transient` chunk is read into again once this returns (a buffer of
+   * the connection's own, see dialer.ts): what is kept of it is copied, and `release` must follow the
+   * frames read after it.
+   */
+  push(chunk: Buffer, transient = false): void {
+    this.#queue.push(chunk, transient);
+  }
+
+  /** Keeps a copy of what is left of the transient chunk pushed last, which is read into again. */
+  release(): void {
+    this.#queue.release();
   }
 
   /** The next whole frame, or undefined until more bytes arrive. Skips messages of unknown types. */
@@ -287,7 +297,7 @@ export class FrameReader {
 
   #message(): Frame | 'skipped' | undefined {
     const queue = this.#queue;
-    if (queue.length < 2) return undefined;
+    if (queue.filling || queue.length < 2) return undefined;
     const headerLength = queue.peek(2).readUInt16BE(0);
     if (headerLength > MAX_SHORT) throw new ProtocolError(`header length ${headerLength} is out of range`);
     if (queue.length < 2 + headerLength + 4) return undefined;
@@ -296,12 +306,18 @@ export class FrameReader {
     if (length > this.#maxMessageBytes) {
       throw new ProtocolError(`message length ${length} is over the limit of ${this.#maxMessageBytes} bytes`);
     }
-    if (queue.length < 2 + headerLength + 4 + length) return undefined;
+    const total = 2 + headerLength + 4 + length;
+    if (queue.length < total) {
+      // A large frame (a block's Response, mostly) is copied into its own buffer as it arrives, once.
+      if (total >= REUSED_FROM && total <= RESERVED_AT_MOST) queue.fill(total);
+      return undefined;
+    }
     queue.skip(2);
+    // Read where it lies: nothing of a header is kept.
     const header = decode('header', () =>
-      fromBinary(HeaderSchema, queue.take(headerLength), { readUnknownFields: false }),
+      fromBinary(HeaderSchema, queue.peek(headerLength), { readUnknownFields: false }),
     );
-    queue.skip(4);
+    queue.skip(headerLength + 4);
     let body: Uint8Array = queue.take(length);
     if (header.compression === MessageCompression.LZ4) {
       body = decode('LZ4 body', () => lz4Decompress(body, this.#maxMessageBytes));
@@ -321,15 +337,66 @@ function decode<T>(what: string, run: () => T): T {
   }
 }
 
-/** Received bytes in the chunks they came in; joined only for the frame that needs them. */
+// A frame of this many bytes at most gets its buffer as soon as its length is known: a block's
+// Response at its largest. A peer can make a connection hold this much by announcing it.
+const RESERVED_AT_MOST = 16 * 1024 * 1024 + 1024;
+
+/**
+ * Received bytes in the chunks they came in; joined only for the frame that needs them, or copied into
+ * the buffer of a large frame as they come (`fill`).
+ */
 class ByteQueue {
   #chunks: Buffer[] = [];
   length = 0;
+  /** The memory of the transient chunk pushed last: what lies in it must be copied to be kept. */
+  #transient: ArrayBufferLike | undefined;
+  /** A frame's buffer being filled, and how much of it is. */
+  #filling: { buffer: Buffer; filled: number } | undefined;
 
-  push(chunk: Buffer): void {
+  /** Whether a frame's buffer is being filled: nothing can be read before it is full. */
+  get filling(): boolean {
+    return this.#filling !== undefined;
+  }
+
+  push(chunk: Buffer, transient = false): void {
+    if (transient) this.#transient = chunk.buffer;
+    const filling = this.#filling;
+    if (filling) {
+      const part = Math.min(chunk.length, filling.buffer.length - filling.filled);
+      chunk.copy(filling.buffer, filling.filled, 0, part);
+      filling.filled += part;
+      this.length += part;
+      chunk = chunk.subarray(part);
+      if (filling.filled < filling.buffer.length) return;
+      this.#chunks.unshift(filling.buffer);
+      this.#filling = undefined;
+    }
     if (chunk.length === 0) return;
     this.#chunks.push(chunk);
     this.length += chunk.length;
+  }
+
+  /** Copies what is left of the transient chunk: its memory is read into again. */
+  release(): void {
+    const transient = this.#transient;
+    if (!transient) return;
+    this.#transient = undefined;
+    this.#chunks = this.#chunks.map((chunk) => (chunk.buffer === transient ? Buffer.from(chunk) : chunk));
+  }
+
+  /**
+   * The first `n` bytes will be one frame, not all here yet: they are copied into a buffer of their
+   * own now, and those still to come as they come.
+   */
+  fill(n: number): void {
+    const buffer = takeBuffer(n);
+    let filled = 0;
+    for (const chunk of this.#chunks) {
+      chunk.copy(buffer, filled);
+      filled += chunk.length;
+    }
+    this.#chunks = [];
+    this.#filling = { buffer, filled };
   }
 
   /** The first `n` bytes, left in the queue. */
@@ -338,20 +405,24 @@ class ByteQueue {
     return (this.#chunks[0] as Buffer).subarray(0, n);
   }
 
-  /** The first `n` bytes, taken out of the queue. */
+  /** The first `n` bytes, taken out of the queue: the caller's to keep. */
   take(n: number): Buffer {
     if (n === 0) return Buffer.alloc(0);
-    this.#gather(n);
-    const first = this.#chunks[0] as Buffer;
-    const out = first.subarray(0, n);
-    if (first.length === n) this.#chunks.shift();
-    else this.#chunks[0] = first.subarray(n);
-    this.length -= n;
-    return out;
+    const out = this.#cut(n);
+    return out.buffer === this.#transient ? Buffer.from(out) : out;
   }
 
   skip(n: number): void {
-    this.take(n);
+    this.#cut(n);
+  }
+
+  #cut(n: number): Buffer {
+    this.#gather(n);
+    const first = this.#chunks[0] as Buffer;
+    if (first.length === n) this.#chunks.shift();
+    else this.#chunks[0] = first.subarray(n);
+    this.length -= n;
+    return first.subarray(0, n);
   }
 
   // Joins exactly n bytes into the first chunk (the caller has checked that there are), the rest of

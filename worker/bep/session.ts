@@ -55,8 +55,9 @@ export class BepSession {
   #onEnd: Array<(end: SessionEnd) => void> = [];
 
   /**
-   * `onData`, when given, is where the connection's bytes come from (a dialed connection reads into a
-   * buffer of its own, see dialer.ts); otherwise from the socket's `data` events.
+   * `onData`, when given, is where the connection's bytes come from, each chunk valid only during the
+   * call (a dialed connection reads into a buffer of its own, see dialer.ts); otherwise from the
+   * socket's `data` events.
    */
   constructor(
     socket: TLSSocket,
@@ -65,8 +66,8 @@ export class BepSession {
   ) {
     this.socket = socket;
     this.#times = times;
-    if (onData) onData((chunk) => this.#received(chunk));
-    else socket.on('data', (chunk: Buffer) => this.#received(chunk));
+    if (onData) onData((chunk) => this.#received(chunk, true));
+    else socket.on('data', (chunk: Buffer) => this.#received(chunk, false));
     socket.on('end', () => this.#ended({ reason: 'the peer closed the connection (EOF)', by: 'peer' }));
     socket.on('close', () => this.#ended({ reason: 'the connection closed', by: 'peer' }));
     socket.on('error', (error) => this.#ended({ reason: error.message, by: 'error' }));
@@ -161,10 +162,10 @@ export class BepSession {
     else this.socket.write(bytes);
   }
 
-  #received(chunk: Buffer): void {
+  #received(chunk: Buffer, transient: boolean): void {
     if (this.#end) return;
     this.#lastRead = Date.now();
-    this.#reader.push(chunk);
+    this.#reader.push(chunk, transient);
     try {
       for (let frame = this.#reader.next(); frame && !this.#end; frame = this.#reader.next()) {
         if (frame.kind === 'hello') this.#hello?.(frame.hello);
@@ -174,6 +175,8 @@ export class BepSession {
     } catch (error) {
       if (!(error instanceof ProtocolError)) throw error;
       this.close(`protocol error: ${error.message}`, this.#onMessage !== undefined);
+    } finally {
+      if (transient) this.#reader.release();
     }
   }
 

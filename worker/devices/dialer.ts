@@ -16,8 +16,9 @@ export interface Dialed {
    * Hears every chunk the device sends, in order, those that came before it first. A dialed
    * connection reads into a buffer of its own (Node's `onread`), not through the socket's stream
    * (`data` events): Node hands TLS plaintext over 16 KiB at a time, and the stream's work for each
-   * chunk cost about 150 ms of the worker's thread for every 300 MiB pulled. A chunk is a copy, the
-   * listener's to keep.
+   * chunk cost about 150 ms of the worker's thread for every 300 MiB pulled. A chunk is valid only
+   * during the call, its memory read into again after it: the listener copies what it keeps (into the
+   * frame it belongs to, see frames.ts), where a copy of every chunk cost one more.
    */
   onData(listener: (chunk: Buffer) => void): void;
 }
@@ -49,10 +50,10 @@ export function dial(address: string, credentials: DeviceCredentials, timeoutMs:
       onread: {
         buffer: Buffer.allocUnsafe(READ_BUFFER_BYTES),
         callback: (length: number, buffer: Uint8Array) => {
-          // The buffer is read into again: what is kept is a copy.
-          const chunk = Buffer.from(buffer.subarray(0, length));
+          const chunk = (buffer as Buffer).subarray(0, length);
+          // Before the session listens, a copy waits for it.
           if (listener) listener(chunk);
-          else early.push(chunk);
+          else early.push(Buffer.from(chunk));
           return true;
         },
       },

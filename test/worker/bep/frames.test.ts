@@ -236,6 +236,49 @@ t.test('frames split anywhere, even byte by byte, read the same', async (t) => {
   );
 });
 
+t.test('chunks in memory read into again (a dialed connection) leave nothing behind in it', async (t) => {
+  const sizes = [1000, 200 * 1024, 3000, 70 * 1024, 0, 128 * 1024 + 5, 10];
+  const blocks = sizes.map((size) => randomBytes(size));
+  const stream = Buffer.concat([
+    encodeHello({ deviceName: 'a', clientName: 'b', clientVersion: 'c' }),
+    encodeMessage({
+      kind: 'ClusterConfig',
+      body: create(ClusterConfigSchema, { folders: [{ id: 'f'.repeat(300), label: 'l'.repeat(300) }] }),
+    }),
+    ...blocks.flatMap((data, id) => [
+      encodeMessage({ kind: 'Response', body: create(ResponseSchema, { id, data }) }),
+      encodeMessage({ kind: 'Ping', body: create(PingSchema) }),
+    ]),
+  ]);
+  // One buffer, as Node's onread fills it: pieces of every size up to its own, and once the reader
+  // is done with a piece, the buffer is scribbled over.
+  const memory = Buffer.alloc(64 * 1024);
+  const reader = new FrameReader();
+  const frames: Frame[] = [];
+  for (let at = 0, step = 1; at < stream.length; at += step, step = (step * 7919) % memory.length || 1) {
+    const length = stream.copy(memory, 0, at, Math.min(stream.length, at + step));
+    reader.push(memory.subarray(0, length), true);
+    for (let frame = reader.next(); frame; frame = reader.next()) frames.push(frame);
+    reader.release();
+    memory.fill(0xaa);
+  }
+  t.same(
+    frames.map((f) => (f.kind === 'hello' ? 'hello' : f.message.kind)),
+    ['hello', 'ClusterConfig', ...blocks.flatMap(() => ['Response', 'Ping'])],
+  );
+  const config = frames[1];
+  if (config?.kind === 'message' && config.message.kind === 'ClusterConfig') {
+    t.equal(config.message.body.folders[0]?.label, 'l'.repeat(300), 'the ClusterConfig intact');
+  }
+  const received = frames.flatMap((f) =>
+    f.kind === 'message' && f.message.kind === 'Response' ? [f.message.body] : [],
+  );
+  received.forEach((body, id) => {
+    t.equal(body.id, id);
+    t.ok(Buffer.from(body.data).equals(blocks[id] as Buffer), `block ${id} (${sizes[id]} bytes) intact`);
+  });
+});
+
 t.test('a message of a type this version does not know is skipped', async (t) => {
   const unknown = hex('0002 0863 00000003 010203');
   const frames = readAll(afterHello(), unknown, encodeMessage({ kind: 'Ping', body: create(PingSchema) }));
