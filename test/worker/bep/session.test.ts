@@ -61,3 +61,57 @@ t.test('messages sent in one turn, small and large mixed, arrive whole and in or
     t.ok(Buffer.from(m.body.data).equals(sent[id] as Buffer), `response ${id} (${sizes[id]} bytes) whole`);
   });
 });
+
+t.test('while the peer does not read, frames wait in order, and arrive whole once it does', async (t) => {
+  const credentials = await testDevice();
+  const received: BepMessage[] = [];
+  let serverSocket: TLSSocket | undefined;
+  const server = createServer(serverOptions(credentials, 5000), (socket) => {
+    serverSocket = socket;
+    const session = new BepSession(socket);
+    void session.exchangeHello(hello).then(() => session.start((m) => received.push(m), 'never'));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const socket = connect({
+    ...clientOptions(credentials),
+    port: (server.address() as AddressInfo).port,
+    host: '127.0.0.1',
+  });
+  t.teardown(() => {
+    socket.destroy();
+    serverSocket?.destroy();
+    server.close();
+  });
+  await new Promise<void>((resolve) => socket.once('secureConnect', resolve));
+  const session = new BepSession(socket);
+  await session.exchangeHello(hello);
+  session.start(() => {}, 'never');
+  while (!serverSocket) await new Promise((resolve) => setTimeout(resolve, 10));
+  // The peer stops reading: the kernel's buffers fill, and the socket backs up.
+  serverSocket.pause();
+  session.send({ kind: 'ClusterConfig', body: create(ClusterConfigSchema) });
+  const sent = Array.from({ length: 40 }, (_, id) => randomBytes(id % 4 === 3 ? 100 : 256 * 1024));
+  for (const [id, data] of sent.entries()) {
+    session.send({ kind: 'Response', body: create(ResponseSchema, { id, data }) });
+    session.send({ kind: 'Ping', body: create(PingSchema) });
+    // Some in later turns of the event loop, while the first still wait.
+    if (id % 10 === 9) await new Promise((resolve) => setImmediate(resolve));
+  }
+  t.ok(socket.writableLength < 4 * 256 * 1024, 'the socket holds only a few of them');
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  serverSocket.resume();
+  const expected = 1 + 2 * sent.length;
+  const deadline = Date.now() + 10_000;
+  while (received.length < expected && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  t.equal(received.length, expected, 'every message arrived');
+  t.same(
+    received.map((m) => m.kind),
+    ['ClusterConfig', ...sent.flatMap(() => ['Response', 'Ping'])],
+    'in the order sent',
+  );
+  const responses = received.filter((m) => m.kind === 'Response');
+  t.ok(
+    responses.every((m, id) => m.body.id === id && Buffer.from(m.body.data).equals(sent[id] as Buffer)),
+    'each whole',
+  );
+});
