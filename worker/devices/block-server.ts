@@ -6,8 +6,8 @@ import { responseRoom } from '../bep/frames.ts';
 import { closeFd, openFd, readAt } from '../files/fd.ts';
 import { nameProblem } from '../bep/file-info.ts';
 import type { MessageOf } from '../bep/messages.ts';
-import { type FileRecord, isInvalid } from '../index-db/file-record.ts';
-import type { IndexDb } from '../index-db/index-db.ts';
+import { isInvalid } from '../index-db/file-record.ts';
+import type { FileSummary, IndexDb } from '../index-db/index-db.ts';
 import { adler32 } from '../scanner/adler32.ts';
 import { hasSha256, MAX_BLOCK_SIZE } from '../scanner/blocks.ts';
 import { foldersSharedWith } from './cluster-config.ts';
@@ -34,7 +34,7 @@ export class BlockServer {
   /** Files kept open, by path, with the reads under way in each (a file is closed only after them). */
   readonly #handles = new Map<string, Kept>();
   /** Records looked up since the index's last write (its generation), by folder and name. */
-  #records: { generation: number; byName: Map<string, FileRecord | undefined> } = {
+  #records: { generation: number; byName: Map<string, FileSummary | undefined> } = {
     generation: -1,
     byName: new Map(),
   };
@@ -82,15 +82,15 @@ export class BlockServer {
   }
 
   /**
-   * The file's record without its blocks (a large file's thousands of them would be read for every
-   * block served), looked up once for the blocks asked of it while the index is not written to.
+   * The file's record in brief (a large file's thousands of blocks would be read for every block
+   * served), looked up once for the blocks asked of it while the index is not written to.
    */
-  #record(folder: string, name: string): FileRecord | undefined {
+  #record(folder: string, name: string): FileSummary | undefined {
     const generation = this.#db.generation;
     if (this.#records.generation !== generation) this.#records = { generation, byName: new Map() };
     const key = `${folder}\0${name}`;
     if (this.#records.byName.has(key)) return this.#records.byName.get(key);
-    const record = this.#db.file(folder, name, undefined, true);
+    const record = this.#db.summary(folder, name);
     if (this.#records.byName.size >= MAX_OPEN) this.#records.byName.clear();
     this.#records.byName.set(key, record);
     return record;

@@ -238,6 +238,11 @@ export class IndexDb {
         `SELECT type, deleted, COUNT(*) AS count, SUM(size) AS bytes FROM files
          WHERE folder = ? AND device = ? AND invalid = 0 AND local_flags = ? GROUP BY type, deleted`,
       ),
+      summary: db.prepare<[string, string, string], SummaryRow>(
+        `SELECT name, type, size, permissions, modified_s, modified_ns, deleted, invalid, block_size,
+           symlink_target, local_flags
+         FROM files WHERE folder = ? AND device = ? AND name = ?`,
+      ),
       summaries: db.prepare<[string, string], SummaryRow>(
         `SELECT name, type, size, permissions, modified_s, modified_ns, deleted, invalid, block_size,
            symlink_target, local_flags
@@ -386,6 +391,15 @@ export class IndexDb {
   file(folder: string, name: string, device = LOCAL, brief = false): FileRecord | undefined {
     const row = (brief ? this.#statements.fileBrief : this.#statements.file).get(folder, device, name);
     return row && fromRow(row);
+  }
+
+  /**
+   * A record in brief, without its version and blocks: for a device's every request of a block, where
+   * making the whole record cost as much as finding it.
+   */
+  summary(folder: string, name: string, device = LOCAL): FileSummary | undefined {
+    const row = this.#statements.summary.get(folder, device, name);
+    return row && summaryOf(row);
   }
 
   /** Every record of the folder for the device, by name. */

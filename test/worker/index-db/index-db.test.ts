@@ -50,6 +50,23 @@ t.test('records get the next sequence numbers, survive a reopen, and 64-bit valu
     ['a', 'b'],
   );
   t.same(again.counts('f'), { files: 2, directories: 0, symlinks: 0, deleted: 0, bytes: 12 });
+  t.same(
+    again.summary('f', 'a'),
+    {
+      type: 'file',
+      size: 7,
+      permissions: 0o644,
+      modifiedS: 1_700_000_000,
+      modifiedNs: 123,
+      deleted: false,
+      invalid: false,
+      blockSize: 131072,
+      symlinkTarget: '',
+    },
+    'a record in brief',
+  );
+  t.equal(again.summary('f', 'a', 'ANOTHER'), undefined, "another device's, which it does not have");
+  t.equal(again.summary('f', 'c'), undefined, 'none of a name not there');
   again.drop('f');
   t.same(again.files('f'), []);
   t.not(again.folder('f').indexId, indexId, 'a folder indexed anew gets a new index ID');
