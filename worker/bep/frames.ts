@@ -7,7 +7,6 @@ import {
   MessageCompression,
   type Response,
 } from './bep_pb.ts';
-import { copyBytes } from '../files/copy-bytes.ts';
 import { lz4Compress, lz4Decompress } from './lz4.ts';
 import { type BepMessage, decodeBody, encodeBody, typeOf } from './messages.ts';
 
@@ -120,28 +119,36 @@ const SPARE_BYTES = 32 * 1024 * 1024;
 // Smaller ones are not worth it: they come from Node's shared pool.
 const REUSED_FROM = 64 * 1024;
 
-/**
- * A buffer of `length` bytes, a spare one if there is. Received messages go in `shared` memory: a block
- * received in it is checked and written by a thread that reads it there (worker/sync/block-writer.ts).
- * Frames sent do not: JavaScript copies to and from shared memory slowly (see copy-bytes.ts).
- */
-function takeBuffer(length: number, shared: boolean): Buffer {
-  const buffer = spares.get(spareKey(length, shared))?.pop();
+function takeBuffer(length: number): Buffer {
+  const buffer = spares.get(length)?.pop();
   if (buffer) {
     spare.delete(buffer);
     spareBytes -= length;
     return buffer;
   }
-  const fresh = shared ? Buffer.from(new SharedArrayBuffer(length)) : Buffer.allocUnsafeSlow(length);
+  const fresh = Buffer.allocUnsafeSlow(length);
   made.set(fresh.buffer, fresh);
   return fresh;
 }
 
-const spareKey = (length: number, shared: boolean) => length * 2 + (shared ? 1 : 0);
-
 /** Whether `frame` is one of the buffers made here: it is given back once written. */
 export function isReusable(frame: Buffer): boolean {
   return made.get(frame.buffer) === frame;
+}
+
+/**
+ * Whether `bytes` lie in a buffer made here, the memory of a received message alone: it may move to a
+ * thread and come back (see worker/sync/block-writer.ts, and `cameBack`).
+ */
+export function movable(bytes: Uint8Array): boolean {
+  return made.has(bytes.buffer);
+}
+
+/** The memory of a received message, moved to a thread and back: given back as its buffer would be. */
+export function cameBack(memory: ArrayBuffer): void {
+  const buffer = Buffer.from(memory);
+  made.set(memory, buffer);
+  giveBack(buffer);
 }
 
 /**
@@ -151,13 +158,13 @@ export function isReusable(frame: Buffer): boolean {
  */
 export function giveBack(bytes: Uint8Array): void {
   const buffer = made.get(bytes.buffer);
-  if (!buffer || spare.has(buffer) || spareBytes + buffer.length > SPARE_BYTES) return;
+  // (A buffer moved to a thread is empty here: it comes back by `cameBack`.)
+  if (!buffer || buffer.length === 0 || spare.has(buffer) || spareBytes + buffer.length > SPARE_BYTES) return;
   spare.add(buffer);
   spareBytes += buffer.length;
-  const key = spareKey(buffer.length, buffer.buffer instanceof SharedArrayBuffer);
-  const same = spares.get(key);
+  const same = spares.get(buffer.length);
   if (same) same.push(buffer);
-  else spares.set(key, [buffer]);
+  else spares.set(buffer.length, [buffer]);
   // Once blocks stop moving, the spares go: an idle worker does not hold 32 MiB for the next transfer.
   (dropTimer ??= setTimeout(dropSpares, SPARES_KEPT_MS).unref()).refresh();
 }
@@ -183,7 +190,7 @@ function responseFrame(
   const codeBytes = code === 0 ? 0 : 1 + varintLength(code);
   const length = idBytes + dataBytes + codeBytes;
   const frameLength = 2 + RESPONSE_HEADER.length + 4 + length;
-  const frame = reuse ? takeBuffer(frameLength, false) : Buffer.allocUnsafe(frameLength);
+  const frame = reuse ? takeBuffer(frameLength) : Buffer.allocUnsafe(frameLength);
   frame.writeUInt16BE(RESPONSE_HEADER.length, 0);
   frame.set(RESPONSE_HEADER, 2);
   frame.writeUInt32BE(length, 2 + RESPONSE_HEADER.length);
@@ -370,7 +377,7 @@ class ByteQueue {
     const filling = this.#filling;
     if (filling) {
       const part = Math.min(chunk.length, filling.buffer.length - filling.filled);
-      copyBytes(chunk.subarray(0, part), filling.buffer, filling.filled);
+      chunk.copy(filling.buffer, filling.filled, 0, part);
       filling.filled += part;
       this.length += part;
       chunk = chunk.subarray(part);
@@ -396,10 +403,10 @@ class ByteQueue {
    * own now, and those still to come as they come.
    */
   fill(n: number): void {
-    const buffer = takeBuffer(n, true);
+    const buffer = takeBuffer(n);
     let filled = 0;
     for (const chunk of this.#chunks) {
-      copyBytes(chunk, buffer, filled);
+      chunk.copy(buffer, filled);
       filled += chunk.length;
     }
     this.#chunks = [];
@@ -437,13 +444,13 @@ class ByteQueue {
   #gather(n: number): void {
     const chunks = this.#chunks;
     if ((chunks[0] as Buffer).length >= n) return;
-    const joined = n >= REUSED_FROM ? takeBuffer(n, true) : Buffer.allocUnsafe(n);
+    const joined = n >= REUSED_FROM ? takeBuffer(n) : Buffer.allocUnsafe(n);
     let at = 0;
     let count = 0;
     while (at < n) {
       const chunk = chunks[count] as Buffer;
       const part = Math.min(chunk.length, n - at);
-      copyBytes(chunk.subarray(0, part), joined, at);
+      chunk.copy(joined, at, 0, part);
       at += part;
       if (part === chunk.length) count += 1;
       else chunks[count] = chunk.subarray(part);

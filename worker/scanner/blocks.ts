@@ -1,6 +1,5 @@
 import { createHash, webcrypto } from 'node:crypto';
 import { closeSync, openSync, readSync } from 'node:fs';
-import { copyBytes } from '../files/copy-bytes.ts';
 import { adler32Of, blockBuffer } from './adler32.ts';
 
 /** A block of a file as Syncthing indexes it: where it is, how long, its SHA-256 and Adler-32. */
@@ -109,8 +108,5 @@ const HASH_ELSEWHERE = 32 * 1024;
 /** Whether `data` has the SHA-256 `hash`; `data` must not change until this has settled. */
 export async function hasSha256(data: Uint8Array, hash: Uint8Array): Promise<boolean> {
   if (data.length < HASH_ELSEWHERE) return createHash('sha256').update(data).digest().equals(hash);
-  // WebCrypto refuses shared memory (a frame's, see frames.ts): it gets a copy, as it would make anyway.
-  const own = data.buffer instanceof SharedArrayBuffer ? Buffer.allocUnsafe(data.length) : data;
-  if (own !== data) copyBytes(data, own as Buffer, 0);
-  return Buffer.from(await webcrypto.subtle.digest('SHA-256', own)).equals(hash);
+  return Buffer.from(await webcrypto.subtle.digest('SHA-256', data)).equals(hash);
 }

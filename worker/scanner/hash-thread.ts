@@ -1,6 +1,6 @@
 // A hashing thread: the worker's event loop never reads or hashes file contents itself, so that its
-// HTTP answers and IPC heartbeats do not wait for a scan. The same threads check and write the blocks a
-// pull receives (see worker/sync/block-writer.ts).
+// HTTP answers and IPC heartbeats do not wait for a scan. Threads of the same module check and write
+// the blocks a pull receives (see worker/sync/block-writer.ts).
 import { createHash } from 'node:crypto';
 import { readlinkSync, writeSync } from 'node:fs';
 import { setPriority } from 'node:os';
@@ -41,39 +41,53 @@ export type HashResult =
   | { id: number; error: string; code?: string };
 
 /**
- * A received block to write at `offset` of the descriptor `fd` if its SHA-256 is `hash`. `data` lies
- * in a SharedArrayBuffer: the thread reads the worker's memory, nothing is copied.
+ * A received block to write at `offset` of the descriptor `fd` if its SHA-256 is `hash`: `length`
+ * bytes at `at` of `memory`, the received message's, moved here (transferred, not copied) and sent
+ * back with the result.
  */
 export interface WriteJob {
   id: number;
   fd: number;
   offset: number;
-  data: Uint8Array;
+  memory: ArrayBuffer;
+  at: number;
+  length: number;
   hash: Uint8Array;
 }
 
 /** `written` false: the block is not the one asked for, and nothing was written. */
-export type WriteResult = { id: number; written: boolean } | { id: number; error: string; code?: string };
+export type WriteResult = { id: number; memory: ArrayBuffer } & (
+  { written: boolean } | { error: string; code?: string }
+);
 
 export type ThreadMessage = { kind: 'hash'; jobs: HashJob[] } | { kind: 'write'; jobs: WriteJob[] };
 
 // Jobs come in batches and their results go back in one message: a message per small file would
 // cost more than hashing it.
 parentPort?.on('message', (message: ThreadMessage) => {
-  const results = message.kind === 'hash' ? message.jobs.map(hashJob) : message.jobs.map(writeJob);
-  parentPort?.postMessage(results);
+  if (message.kind === 'hash') {
+    parentPort?.postMessage(message.jobs.map(hashJob));
+    return;
+  }
+  const results = message.jobs.map(writeJob);
+  // Each block's memory goes back with its result, moved as it came.
+  parentPort?.postMessage(
+    results,
+    results.map((result) => result.memory),
+  );
 });
 
 function writeJob(job: WriteJob): WriteResult {
+  const { id, memory } = job;
   try {
-    const { fd, data, offset } = job;
-    if (!createHash('sha256').update(data).digest().equals(job.hash)) return { id: job.id, written: false };
+    const data = new Uint8Array(memory, job.at, job.length);
+    if (!createHash('sha256').update(data).digest().equals(job.hash)) return { id, memory, written: false };
     for (let done = 0; done < data.length;) {
-      done += writeSync(fd, data, done, data.length - done, offset + done);
+      done += writeSync(job.fd, data, done, data.length - done, job.offset + done);
     }
-    return { id: job.id, written: true };
+    return { id, memory, written: true };
   } catch (error) {
-    return failed(job.id, error);
+    return { memory, ...failed(id, error) };
   }
 }
 

@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
+import { cameBack, movable } from '../bep/frames.ts';
 import { writeAt } from '../files/fd.ts';
 import { hasSha256 } from '../scanner/blocks.ts';
 import type { ThreadMessage, WriteJob, WriteResult } from '../scanner/hash-thread.ts';
@@ -23,12 +24,14 @@ interface Slot {
 
 /**
  * Checks the blocks a pull receives against their SHA-256 and writes them into the files being built,
- * on hashing threads of its own (hash-thread.ts). A received block lies in a SharedArrayBuffer (see
- * frames.ts): the thread reads it where it is, and the worker's thread only sends a message, where
- * hashing through WebCrypto and writing through libuv cost it about twice as much (a copy of the
- * block, then wiping that copy, and a round trip per call). Blocks of one file go to one thread, so
- * that its writes do not wait on each other for the file's lock. Threads start on the first block and
- * end once idle; a thread that dies fails its blocks and is replaced by the next.
+ * on hashing threads of its own (hash-thread.ts). A received block's message lies in a buffer of its
+ * own (frames.ts): that memory moves to the thread and back (transferred, never copied, never shared:
+ * memory shared with a thread stays alive until that thread's garbage collector lets it go, which
+ * could be never, and a pull of 4 GiB grew the worker past 512 MB that way). The worker's thread only
+ * sends a message, where hashing through WebCrypto and writing through libuv cost it about twice as
+ * much (a copy of the block, then wiping that copy, and a round trip per call). Blocks of one file go
+ * to one thread, so that its writes do not wait on each other for the file's lock. Threads start on
+ * the first block and end once idle; a thread that dies fails its blocks and is replaced by the next.
  */
 export class BlockWriter {
   readonly #slots: Array<Slot | undefined>;
@@ -41,13 +44,14 @@ export class BlockWriter {
 
   /**
    * Writes all of `data` at `offset` of `fd` if its SHA-256 is `hash`; false, with nothing written, if
-   * it is not. `data` must not change, and `fd` must stay open, until this has settled.
+   * it is not. `data` must not change, and `fd` must stay open, until this has settled. A received
+   * message's memory (see `movable`) is moved to a thread: empty here from then on, it is given back
+   * for the next message when the thread is done with it.
    */
   async write(fd: number, data: Uint8Array, offset: number, hash: Uint8Array): Promise<boolean> {
     if (this.#closed) throw new Error('the block writer is closed');
-    // Not in shared memory (a small block, in a buffer of Node's pool): a thread would be sent a copy
-    // of all the memory around it. Checked and written here.
-    if (!(data.buffer instanceof SharedArrayBuffer)) {
+    // Other bytes (a small block, in a buffer of Node's pool, with others) are checked and written here.
+    if (!movable(data)) {
       if (!(await hasSha256(data, hash))) return false;
       await writeAt(fd, data, offset);
       return true;
@@ -56,7 +60,18 @@ export class BlockWriter {
     const id = this.#nextId++;
     return new Promise((resolve, reject) => {
       slot.jobs.set(id, { resolve, reject });
-      if (slot.queued.push({ id, fd, offset, data, hash }) === 1) {
+      const memory = data.buffer as ArrayBuffer;
+      // The hash alone, not the pool of Node's buffers it may lie in (a view is sent with all its memory).
+      const job = {
+        id,
+        fd,
+        offset,
+        memory,
+        at: data.byteOffset,
+        length: data.length,
+        hash: new Uint8Array(hash),
+      };
+      if (slot.queued.push(job) === 1) {
         process.nextTick(() => this.#send(slot));
       }
     });
@@ -78,7 +93,10 @@ export class BlockWriter {
     if (slot.queued.length === 0 || this.#slots.indexOf(slot) < 0) return;
     const message: ThreadMessage = { kind: 'write', jobs: slot.queued.splice(0) };
     clearTimeout(slot.idle);
-    slot.thread.postMessage(message);
+    slot.thread.postMessage(
+      message,
+      message.jobs.map((job) => job.memory),
+    );
   }
 
   #slot(fd: number): Slot {
@@ -90,6 +108,7 @@ export class BlockWriter {
     this.#slots[at] = slot;
     thread.on('message', (results: WriteResult[]) => {
       for (const result of results) {
+        cameBack(result.memory);
         const pending = slot.jobs.get(result.id);
         if (!pending) continue;
         slot.jobs.delete(result.id);

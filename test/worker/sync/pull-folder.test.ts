@@ -13,6 +13,7 @@ import { DownloadProgress, type FileProgress } from '../../../worker/sync/downlo
 import { BlockWriter } from '../../../worker/sync/block-writer.ts';
 import { pullFolder } from '../../../worker/sync/pull-folder.ts';
 import { recordingLogger } from '../../helpers/app.ts';
+import { receivedBlock } from '../../helpers/received-block.ts';
 
 // The devices are played by `answer`, which serves blocks from the source folder's real file; the
 // records they announce are what the real scanner made of it. What is tested is the puller itself:
@@ -63,12 +64,9 @@ async function setup(t: Test, devices: string[]) {
       connected: () => new Set(connected),
       request: async (device, block) => {
         asked.push({ device, offset: block.offset });
-        // In shared memory, as a connection receives a block (frames.ts): checked and written by the
-        // writer's threads.
-        const data = await answer(device, block);
-        const shared = Buffer.from(new SharedArrayBuffer(data.length));
-        shared.set(data);
-        return shared;
+        // As a connection receives a block (in a Response's own memory: checked and written by the
+        // writer's threads).
+        return receivedBlock(await answer(device, block));
       },
       writer,
       recorded: () => {},
