@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { connect, createServer, type TLSSocket } from 'node:tls';
 import { create } from '@bufbuild/protobuf';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { ClusterConfigSchema, PingSchema, ResponseSchema } from '../../../worker/bep/bep_pb.ts';
 import type { BepMessage } from '../../../worker/bep/messages.ts';
 import { BepSession } from '../../../worker/bep/session.ts';
@@ -11,7 +11,11 @@ import { testDevice } from '../../helpers/device.ts';
 
 const hello = { deviceName: 'test', clientName: 'syncd', clientVersion: 'v0.0.0' };
 
-t.test('messages sent in one turn, small and large mixed, arrive whole and in order', async (t) => {
+/**
+ * Two sessions over TLS on loopback: `session` dials, and what the other side receives goes into
+ * `received`; `peer` is the other side's socket.
+ */
+async function connected(t: Test) {
   const credentials = await testDevice();
   const received: BepMessage[] = [];
   let serverSocket: TLSSocket | undefined;
@@ -35,6 +39,12 @@ t.test('messages sent in one turn, small and large mixed, arrive whole and in or
   const session = new BepSession(socket);
   await session.exchangeHello(hello);
   session.start(() => {}, 'never');
+  while (!serverSocket) await new Promise((resolve) => setTimeout(resolve, 10));
+  return { session, socket, peer: serverSocket, received };
+}
+
+t.test('messages sent in one turn, small and large mixed, arrive whole and in order', async (t) => {
+  const { session, received } = await connected(t);
 
   // Sizes on both sides of the size written alone, in one turn of the event loop.
   const sizes = [10, 200 * 1024, 100, 3000, 16 * 1024, 16 * 1024 - 1, 128 * 1024, 0, 50];
@@ -63,32 +73,9 @@ t.test('messages sent in one turn, small and large mixed, arrive whole and in or
 });
 
 t.test('while the peer does not read, frames wait in order, and arrive whole once it does', async (t) => {
-  const credentials = await testDevice();
-  const received: BepMessage[] = [];
-  let serverSocket: TLSSocket | undefined;
-  const server = createServer(serverOptions(credentials, 5000), (socket) => {
-    serverSocket = socket;
-    const session = new BepSession(socket);
-    void session.exchangeHello(hello).then(() => session.start((m) => received.push(m), 'never'));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const socket = connect({
-    ...clientOptions(credentials),
-    port: (server.address() as AddressInfo).port,
-    host: '127.0.0.1',
-  });
-  t.teardown(() => {
-    socket.destroy();
-    serverSocket?.destroy();
-    server.close();
-  });
-  await new Promise<void>((resolve) => socket.once('secureConnect', resolve));
-  const session = new BepSession(socket);
-  await session.exchangeHello(hello);
-  session.start(() => {}, 'never');
-  while (!serverSocket) await new Promise((resolve) => setTimeout(resolve, 10));
+  const { session, socket, peer, received } = await connected(t);
   // The peer stops reading: the kernel's buffers fill, and the socket backs up.
-  serverSocket.pause();
+  peer.pause();
   session.send({ kind: 'ClusterConfig', body: create(ClusterConfigSchema) });
   const sent = Array.from({ length: 40 }, (_, id) => randomBytes(id % 4 === 3 ? 100 : 256 * 1024));
   for (const [id, data] of sent.entries()) {
@@ -99,7 +86,7 @@ t.test('while the peer does not read, frames wait in order, and arrive whole onc
   }
   t.ok(socket.writableLength < 4 * 256 * 1024, 'the socket holds only a few of them');
   await new Promise((resolve) => setTimeout(resolve, 100));
-  serverSocket.resume();
+  peer.resume();
   const expected = 1 + 2 * sent.length;
   const deadline = Date.now() + 10_000;
   while (received.length < expected && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
