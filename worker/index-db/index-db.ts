@@ -717,7 +717,7 @@ const typeNames = Object.fromEntries(
 ) as Record<number, FileType>;
 
 function summaryOf(row: SummaryRow): FileSummary {
-  return {
+  const summary: FileSummary = {
     type: typeNames[row.type] ?? 'file',
     size: row.size,
     permissions: row.permissions,
@@ -727,23 +727,25 @@ function summaryOf(row: SummaryRow): FileSummary {
     invalid: row.invalid === 1,
     blockSize: row.block_size,
     symlinkTarget: row.symlink_target,
-    ...(row.local_flags & RECEIVE_ONLY_FLAG ? { receiveOnlyChanged: true } : {}),
   };
+  if (row.local_flags & RECEIVE_ONLY_FLAG) summary.receiveOnlyChanged = true;
+  return summary;
 }
 
+// The summary's object grown into the record's, not spread into a new one: spreading made the
+// record's decoding about half of reading an index (2,000 records: about 8 µs each).
 function fromRow(row: FileRow): FileRecord {
-  return {
-    ...summaryOf(row),
-    name: row.name,
-    modifiedBy: BigInt(row.modified_by),
-    noPermissions: row.no_permissions === 1,
-    version: (JSON.parse(row.version) as Array<[string, string]>).map(([id, value]) => ({
-      id: BigInt(id),
-      value: BigInt(value),
-    })),
-    sequence: row.sequence,
-    blocks: unpackBlocks(row.blocks),
-  };
+  const record = summaryOf(row) as FileRecord;
+  record.name = row.name;
+  record.modifiedBy = BigInt(row.modified_by);
+  record.noPermissions = row.no_permissions === 1;
+  record.version = (JSON.parse(row.version) as Array<[string, string]>).map(([id, value]) => ({
+    id: BigInt(id),
+    value: BigInt(value),
+  }));
+  record.sequence = row.sequence;
+  record.blocks = unpackBlocks(row.blocks);
+  return record;
 }
 
 // The values of a row, in the order of the INSERT's columns.
