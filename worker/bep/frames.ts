@@ -158,8 +158,7 @@ export function cameBack(memory: ArrayBuffer): void {
  */
 export function giveBack(bytes: Uint8Array): void {
   const buffer = made.get(bytes.buffer);
-  // (A buffer moved to a thread is empty here: it comes back by `cameBack`.)
-  if (!buffer || buffer.length === 0 || spare.has(buffer) || spareBytes + buffer.length > SPARE_BYTES) return;
+  if (!buffer || spare.has(buffer) || spareBytes + buffer.length > SPARE_BYTES) return;
   spare.add(buffer);
   spareBytes += buffer.length;
   const same = spares.get(buffer.length);

@@ -186,6 +186,10 @@ export interface FolderCounts {
 const BRIEF_COLUMNS = `folder, device, name, type, size, permissions, modified_s, modified_ns, modified_by, deleted,
   invalid, no_permissions, version, sequence, block_size, X'' AS blocks, symlink_target, local_flags`;
 
+// What a record in brief is made of (see summaryOf).
+const SUMMARY_COLUMNS = `name, type, size, permissions, modified_s, modified_ns, deleted, invalid, block_size,
+  symlink_target, local_flags`;
+
 /** Writes remembered by name (see IndexDb.changedSince). */
 const JOURNAL_WRITES = 256;
 /** Names of a device's records replaced at once that are still told name by name (see #replaced). */
@@ -239,14 +243,10 @@ export class IndexDb {
          WHERE folder = ? AND device = ? AND invalid = 0 AND local_flags = ? GROUP BY type, deleted`,
       ),
       summary: db.prepare<[string, string, string], SummaryRow>(
-        `SELECT name, type, size, permissions, modified_s, modified_ns, deleted, invalid, block_size,
-           symlink_target, local_flags
-         FROM files WHERE folder = ? AND device = ? AND name = ?`,
+        `SELECT ${SUMMARY_COLUMNS} FROM files WHERE folder = ? AND device = ? AND name = ?`,
       ),
       summaries: db.prepare<[string, string], SummaryRow>(
-        `SELECT name, type, size, permissions, modified_s, modified_ns, deleted, invalid, block_size,
-           symlink_target, local_flags
-         FROM files WHERE folder = ? AND device = ?`,
+        `SELECT ${SUMMARY_COLUMNS} FROM files WHERE folder = ? AND device = ?`,
       ),
       folderIds: db.prepare<[], { folder: string }>(
         'SELECT folder FROM folders UNION SELECT DISTINCT folder FROM files',

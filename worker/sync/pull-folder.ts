@@ -14,7 +14,6 @@ import {
 import { basename, dirname, extname, join } from 'node:path';
 import { shortIdString } from '../../shared/device-id.ts';
 import type { Logger } from '../../shared/logger.ts';
-import { giveBack } from '../bep/frames.ts';
 import { temporaryName } from '../devices/block-server.ts';
 import type { BlockRequest } from '../devices/device-connections.ts';
 import type { EventLog } from '../events/event-log.ts';
@@ -359,9 +358,7 @@ async function buildFile(
               await written(data, block.offset);
             } else {
               source = 'pulled';
-              await fromDevices(options, sources, item.name, block, index, (received) =>
-                options.writer.write(fd, received, block.offset, block.hash),
-              );
+              await fromDevices(options, sources, item.name, block, index, fd);
             }
             tracker?.block(source, block.size);
           } finally {
@@ -432,8 +429,8 @@ async function fromElsewhere(
 }
 
 /**
- * Asks the devices that have the block for it until one sends it; `land` checks what came and
- * writes it, and answers false (nothing written) when it is not the block asked for.
+ * Asks the devices that have the block for it until one sends what was asked for, which the writer
+ * checks and writes at the block's place in `fd`.
  */
 async function fromDevices(
   options: PullOptions,
@@ -441,7 +438,7 @@ async function fromDevices(
   name: string,
   block: FileRecord['blocks'][number],
   index: number,
-  land: (data: Buffer) => Promise<boolean>,
+  fd: number,
 ): Promise<void> {
   const connected = options.connected();
   const available = sources.filter((device) => connected.has(device));
@@ -463,11 +460,9 @@ async function fromDevices(
       // A view of the received bytes, not a copy: what it keeps alive is about the block's own size
       // (the frame it came in, joined from the connection's chunks).
       const data = Buffer.from(received.buffer, received.byteOffset, received.byteLength);
-      try {
-        if (data.length === block.size && (await land(data))) return;
-      } finally {
-        // The received message's buffer, written or dropped: free for the next message of its length.
-        giveBack(data);
+      // The writer has the received message's memory from here, and gives it back when done.
+      if (data.length === block.size && (await options.writer.write(fd, data, block.offset, block.hash))) {
+        return;
       }
       last = `${device} sent a block that is not the one asked for`;
       options.logger.warn({ device, name, block: index }, `${last} (block ${index} of ${name})`);
