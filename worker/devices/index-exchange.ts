@@ -13,6 +13,9 @@ import { foldersSharedWith } from './cluster-config.ts';
 // Syncthing's batches (lib/db/util.go): at most 1,000 files or 250 KiB of them per message.
 const BATCH_FILES = 1000;
 const BATCH_BYTES = 250 * 1024;
+// The first message of an index is smaller: the device starts pulling from it while the rest is read
+// and encoded (2,000 files took about 100 ms of a fresh worker's thread before the device had any).
+const FIRST_BATCH_FILES = 100;
 
 /** What the exchange needs of a connection: whom it is with, and a way to send. */
 export interface IndexPeer {
@@ -23,8 +26,16 @@ export interface IndexPeer {
   ): void;
 }
 
-/** Per connection and folder: the highest local sequence sent, once the first index went out. */
-type Sent = Map<string, number>;
+/**
+ * Per connection and folder, once its index is due: the highest local sequence sent, whether nothing
+ * went out yet of a full index (which starts with an Index), and whether a send is under way.
+ */
+interface Sending {
+  last: number;
+  full: boolean;
+  busy: boolean;
+}
+type Sent = Map<string, Sending>;
 
 /**
  * The index exchange of Syncthing's protocol, per connected device and shared folder: what this
@@ -102,7 +113,11 @@ export class IndexExchange {
         aboutUs.indexId === ours.indexId &&
         aboutUs.maxSequence <= BigInt(ours.sequence);
       const after = delta ? Number(aboutUs?.maxSequence ?? 0n) : 0;
-      sent.set(folder.id, this.#sendSince(peer, folder.id, after, !delta));
+      // From the start, it is a full index, as Syncthing sends it (indexhandler.go: whenever it sends
+      // from sequence 0, even to a device that knows this index ID).
+      const sending = { last: after, full: after === 0, busy: false };
+      sent.set(folder.id, sending);
+      this.#send(peer, folder.id, sending);
     }
   }
 
@@ -131,17 +146,15 @@ export class IndexExchange {
   /** Local changes just recorded: to every connected device that shares the folder and has its index. */
   localUpdated(folder: string, records: FileRecord[]): void {
     for (const [peer, sent] of this.#peers) {
-      const after = sent.get(folder);
-      if (after === undefined) continue;
+      const sending = sent.get(folder);
+      if (sending === undefined) continue;
       // No longer shared with it: it hears of the folder again when it is shared again.
       if (!foldersSharedWith(this.#config(), peer.device).has(folder)) {
         sent.delete(folder);
         continue;
       }
-      const fresh = records.filter((record) => record.sequence > after);
-      if (fresh.length === 0) continue;
-      // What the scan wrote since is in the index too: send from where this device left off.
-      sent.set(folder, this.#sendSince(peer, folder, after, false));
+      // What the scan wrote since is in the index too: sent from where this device left off.
+      if (records.some((record) => record.sequence > sending.last)) this.#send(peer, folder, sending);
     }
   }
 
@@ -182,32 +195,64 @@ export class IndexExchange {
     this.#configs.delete(peer);
   }
 
-  /** Sends this device's records of the folder after `after`, in batches; returns the last sequence sent. */
-  #sendSince(peer: IndexPeer, folder: string, after: number, full: boolean): number {
-    let last = after;
-    let first = full;
-    for (;;) {
-      const records = this.#db.localSince(folder, last, BATCH_FILES);
-      if (records.length === 0) return last;
-      let batch: FileInfo[] = [];
-      let bytes = 0;
-      const flush = () => {
-        if (batch.length === 0) return;
-        const body = { folder, files: batch };
-        // A full index starts with an Index (which replaces what the device had), and goes on in updates.
-        if (first) peer.send({ kind: 'Index', body: create(IndexSchema, body) });
-        else peer.send({ kind: 'IndexUpdate', body: create(IndexUpdateSchema, body) });
-        first = false;
-        batch = [];
-        bytes = 0;
-      };
-      for (const record of records) {
-        batch.push(toFileInfo(record));
-        bytes += 100 + record.name.length + record.blocks.length * 48;
-        last = record.sequence;
-        if (batch.length >= BATCH_FILES || bytes >= BATCH_BYTES) flush();
+  /**
+   * Sends this device's records of the folder after the last sent, in batches, until none is left: the
+   * first at once, each next one in a later pass of the event loop, so that the device's requests are
+   * answered meanwhile. While a send is under way, records written meanwhile are sent by it.
+   */
+  #send(peer: IndexPeer, folder: string, sending: Sending): void {
+    if (sending.busy) return;
+    sending.busy = true;
+    const step = () => {
+      // The connection ended, or the folder is no longer shared with it (or anew): nothing more goes.
+      if (this.#peers.get(peer)?.get(folder) !== sending) return;
+      try {
+        if (this.#sendBatch(peer, folder, sending)) {
+          setImmediate(step);
+          return;
+        }
+      } catch (error) {
+        // The index closed under it (the service stopping): the device hears the rest next time.
+        this.#logger.warn({ device: peer.device, folder, err: error }, 'sending the index stopped');
       }
-      flush();
+      sending.busy = false;
+    };
+    step();
+  }
+
+  /** Sends the next records; false when there were none. */
+  #sendBatch(peer: IndexPeer, folder: string, sending: Sending): boolean {
+    const limit = sending.full ? FIRST_BATCH_FILES : BATCH_FILES;
+    // One more than a batch: the deletion that may follow its last file (see below).
+    const records = this.#db.localSince(folder, sending.last, limit + 1);
+    if (records.length === 0) return false;
+    let batch: FileInfo[] = [];
+    let bytes = 0;
+    const flush = () => {
+      if (batch.length === 0) return;
+      const body = { folder, files: batch };
+      // A full index starts with an Index (which replaces what the device had), and goes on in updates.
+      if (sending.full) peer.send({ kind: 'Index', body: create(IndexSchema, body) });
+      else peer.send({ kind: 'IndexUpdate', body: create(IndexUpdateSchema, body) });
+      sending.full = false;
+      batch = [];
+      bytes = 0;
+    };
+    let previousWasDeleted = false;
+    for (const [index, record] of records.entries()) {
+      // A full batch goes, unless a deletion follows a file: a rename (a new file, then the old one
+      // deleted) stays in one message, as Syncthing keeps it (indexhandler.go). The record read past
+      // the batch is sent now only as such a deletion; otherwise it starts the next batch.
+      if ((batch.length >= limit || bytes >= BATCH_BYTES) && (!record.deleted || previousWasDeleted)) {
+        if (index >= limit) break;
+        flush();
+      }
+      batch.push(toFileInfo(record));
+      bytes += 100 + record.name.length + record.blocks.length * 48;
+      sending.last = record.sequence;
+      previousWasDeleted = record.deleted;
     }
+    flush();
+    return true;
   }
 }
