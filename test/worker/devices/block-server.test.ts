@@ -1,10 +1,10 @@
 // What the block server answers a device, in process: the folder's real file, checked against the
 // index as it is at each request (the server keeps records only until the index is written to).
 import { createHash, randomBytes } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
+import { rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { create } from '@bufbuild/protobuf';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { emptyConfiguration, FOLDER_DEFAULTS, FOLDER_DEVICE } from '../../../shared/config/defaults.ts';
 import { ErrorCode, RequestSchema } from '../../../worker/bep/bep_pb.ts';
 import { BlockServer } from '../../../worker/devices/block-server.ts';
@@ -15,30 +15,31 @@ import { scanFolder } from '../../../worker/scanner/scan-folder.ts';
 
 const PEER = 'PEER';
 
+/** A folder of `files`, scanned into an index, and a block server for it, shared with PEER. */
+async function servedFolder(t: Test, files: Record<string, Buffer>, slowReadMs?: number) {
+  const dir = t.testdir({ folder: { '.stfolder': {} } });
+  const path = join(dir, 'folder');
+  for (const [name, content] of Object.entries(files)) await writeFile(join(path, name), content);
+  const db = await IndexDb.open(join(dir, 'index.sqlite'));
+  const hasher = new HasherPool(1);
+  t.teardown(async () => {
+    await hasher.close();
+    db.close();
+  });
+  const folder = { id: 'f', path, markerName: '.stfolder', ignorePerms: false, modTimeWindowS: 0 };
+  await scanFolder({ folder, db, hasher, shortId: 7n });
+  const config = emptyConfiguration();
+  config.folders.push({ ...FOLDER_DEFAULTS, id: 'f', path, devices: [{ ...FOLDER_DEVICE, deviceID: PEER }] });
+  const server = new BlockServer({ db, config: () => config, slowReadMs });
+  t.teardown(() => server.close());
+  return { path, db, server };
+}
+
 t.test(
   'a block is served while the index has the file, and refused once it records it deleted',
   async (t) => {
-    const dir = t.testdir({ folder: { '.stfolder': {} } });
-    const path = join(dir, 'folder');
     const content = randomBytes(200 * 1024);
-    await writeFile(join(path, 'a.bin'), content);
-    const db = await IndexDb.open(join(dir, 'index.sqlite'));
-    const hasher = new HasherPool(1);
-    t.teardown(async () => {
-      await hasher.close();
-      db.close();
-    });
-    const folder = { id: 'f', path, markerName: '.stfolder', ignorePerms: false, modTimeWindowS: 0 };
-    await scanFolder({ folder, db, hasher, shortId: 7n });
-    const config = emptyConfiguration();
-    config.folders.push({
-      ...FOLDER_DEFAULTS,
-      id: 'f',
-      path,
-      devices: [{ ...FOLDER_DEVICE, deviceID: PEER }],
-    });
-    const server = new BlockServer({ db, config: () => config });
-    t.teardown(() => server.close());
+    const { db, server } = await servedFolder(t, { 'a.bin': content });
 
     const record = db.file('f', 'a.bin') as FileRecord;
     const block = record.blocks[1] as FileRecord['blocks'][number];
@@ -77,3 +78,44 @@ t.test(
     t.equal(other.code, ErrorCode.GENERIC, 'a device the folder is not shared with gets nothing');
   },
 );
+
+// Small blocks are read at once on the worker's thread, unless a read was slow (a disk, not the page
+// cache): then through libuv's threads for a while. Either way, the same answers.
+for (const [how, slowReadMs] of [
+  ['read at once', undefined],
+  ['through libuv after a slow read', -1],
+] as const) {
+  t.test(`small files, ${how}: served whole, and only as they were scanned`, async (t) => {
+    const contents = {
+      'small.txt': randomBytes(3000),
+      'changed.txt': randomBytes(5000),
+      'gone.txt': randomBytes(10),
+      'pulled.txt': randomBytes(2000),
+    };
+    const { path, db, server } = await servedFolder(t, contents, slowReadMs);
+    await writeFile(join(path, 'changed.txt'), randomBytes(5000));
+    await rm(join(path, 'gone.txt'));
+    await rename(join(path, 'pulled.txt'), join(path, '.syncthing.pulled.txt.tmp'));
+    let id = 0;
+    const ask = (name: string, fromTemporary = false) => {
+      const block = (db.file('f', name) as FileRecord).blocks[0] as FileRecord['blocks'][number];
+      const request = { id: ++id, folder: 'f', name, offset: 0n, size: block.size, fromTemporary };
+      return server.answer(
+        PEER,
+        create(RequestSchema, { ...request, hash: block.hash, weakHash: block.weakHash }),
+      );
+    };
+    for (const round of [1, 2]) {
+      const small = await ask('small.txt');
+      t.equal(small.code, ErrorCode.NO_ERROR, `round ${round}: a small file is served`);
+      t.ok(Buffer.from(small.data).equals(contents['small.txt']), `round ${round}: all of it`);
+      t.equal((await ask('changed.txt')).code, ErrorCode.NO_SUCH_FILE, `round ${round}: not a changed file`);
+      t.equal((await ask('gone.txt')).code, ErrorCode.NO_SUCH_FILE, `round ${round}: not a file gone`);
+    }
+    // A pull under way has it under its temporary name: served from there when asked so.
+    t.equal((await ask('pulled.txt')).code, ErrorCode.NO_SUCH_FILE, 'not where it was');
+    const temporary = await ask('pulled.txt', true);
+    t.equal(temporary.code, ErrorCode.NO_ERROR, 'from the temporary file, when asked');
+    t.ok(Buffer.from(temporary.data).equals(contents['pulled.txt']));
+  });
+}
