@@ -52,6 +52,8 @@ const DISK_TYPES: readonly EventType[] = ['LocalChangeDetected', 'RemoteChangeDe
 const DEFAULT_TYPES = EVENT_TYPES.filter((type) => !DISK_TYPES.includes(type));
 /** Events each subscription keeps for clients that poll late; older ones are gone. */
 export const BUFFERED_EVENTS = 1000;
+// Syncthing's maxDurationSinceLastEventReq.
+const WATCHED_FOR_MS = 60_000;
 // A client can ask for any combination of types: beyond this many, the least recently used goes.
 const MAX_SUBSCRIPTIONS = 64;
 
@@ -64,6 +66,9 @@ export class EventLog {
   readonly #subscriptions = new Map<string, Subscription>();
   #globalId = 0;
   #closed = false;
+  /** When a client last asked for events, and how many wait for them now (see `watched`). */
+  #lastAskedAt = Number.NEGATIVE_INFINITY;
+  #watching = 0;
 
   constructor() {
     this.subscription(DEFAULT_TYPES);
@@ -105,6 +110,27 @@ export class EventLog {
     }
     this.#subscriptions.set(key, subscription);
     return subscription;
+  }
+
+  /** A client asks for events; the returned function tells that its request ended. */
+  watch(): () => void {
+    this.#watching += 1;
+    this.#lastAskedAt = Date.now();
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      this.#watching -= 1;
+      this.#lastAskedAt = Date.now();
+    };
+  }
+
+  /**
+   * Whether a client waits for events, or asked for them within the last minute: Syncthing computes
+   * its periodic folder summaries only then (folder_summary.go), as nobody would see them otherwise.
+   */
+  get watched(): boolean {
+    return this.#watching > 0 || Date.now() - this.#lastAskedAt <= WATCHED_FOR_MS;
   }
 
   /** Ends every wait at once (the worker is stopping): pollers get what there is. */

@@ -42,6 +42,8 @@ export interface FolderRunnerOptions {
   logger: Logger;
   /** This device's ID, left out of the devices a folder's completion is told for. */
   myId?: string;
+  /** The devices connected now: a folder's completion is told only for them. */
+  connected?: () => ReadonlySet<string>;
   /** Hears every batch of local changes recorded, for the devices that share the folder. */
   onLocalUpdate?: (folder: string, records: FileRecord[]) => void;
   /** Brings the folder to what other devices have of it (see worker/sync/pull-folder.ts). */
@@ -85,6 +87,8 @@ export class FolderRunner {
   // Overrides and reverts asked for: run between scans and pulls, never during one.
   #changes: PendingChange[] = [];
   #summaryTimer: NodeJS.Timeout | undefined;
+  /** A summary that waits for a client to watch the events (see #summarizeWhenWatched). */
+  #summaryWaiting: NodeJS.Timeout | undefined;
   /** How long the last summary after other devices' index updates took this thread. */
   #summaryCostMs = 0;
 
@@ -162,7 +166,8 @@ export class FolderRunner {
     // Paced as Syncthing paces its summaries (lib/model/folder_summary.go): an index comes in many
     // batches, and each summary reads what changed for every device, so one runs 2 s after the first
     // batch at the earliest, and twice as long again as the last one took (with four devices and a
-    // folder pulled whole, the last could take half a second of this thread, while it served blocks).
+    // folder pulled whole, the last could take half a second of this thread, while it served blocks);
+    // and only while a client watches the events (see #summarizeWhenWatched).
     this.#summaryTimer ??= setTimeout(
       () => {
         this.#summaryTimer = undefined;
@@ -175,7 +180,7 @@ export class FolderRunner {
           type === 'sendonly' && !paused && adoptEqualVersions(db, { id, ignorePerms, modTimeWindowS });
         // Nothing runs now, so the change is made at once, from what was just found.
         if (adopted && adopted.records.length > 0) this.#change(async () => adopted).catch(() => {});
-        else this.#summarize();
+        else this.#summarizeWhenWatched();
         this.#summaryCostMs = performance.now() - started;
       },
       SUMMARY_EVERY_MS + 2 * this.#summaryCostMs,
@@ -239,6 +244,7 @@ export class FolderRunner {
     this.#stopped = true;
     this.#abort.abort();
     clearTimeout(this.#summaryTimer);
+    clearTimeout(this.#summaryWaiting);
     this.#clearRescan();
     this.#stopWatching();
     await this.#running;
@@ -448,15 +454,36 @@ export class FolderRunner {
   }
 
   /**
-   * FolderSummary, and a FolderCompletion for each other device sharing the folder (what it lacks of
-   * the global versions), as Syncthing's summary service logs them once a folder's state settles.
+   * A summary now if a client watches the events; otherwise it waits until one does, looked at again
+   * at Syncthing's pace. As in Syncthing, where nobody would see them: a device pulling the folder
+   * sends index updates all along, and each summary reads what changed for every device sharing it
+   * (100 to 200 ms of this thread, with a few devices, while it serves blocks).
+   */
+  #summarizeWhenWatched(): void {
+    clearTimeout(this.#summaryWaiting);
+    if (this.#options.events.watched) {
+      this.#summarize();
+      return;
+    }
+    this.#summaryWaiting = setTimeout(() => {
+      if (!this.#running && !this.#stopped) this.#summarizeWhenWatched();
+    }, SUMMARY_EVERY_MS);
+    this.#summaryWaiting.unref();
+  }
+
+  /**
+   * FolderSummary, and a FolderCompletion for each other device sharing the folder that is connected
+   * (what it lacks of the global versions), as Syncthing's summary service logs them once a folder's
+   * state settles.
    */
   #summarize(): void {
-    const { db, events, myId } = this.#options;
+    clearTimeout(this.#summaryWaiting);
+    const { db, events, myId, connected } = this.#options;
     events.log('FolderSummary', { folder: this.id, summary: folderSummary(this, db) });
     if (!db.hasRemote(this.id)) return;
     for (const { deviceID } of this.#config.devices) {
-      if (deviceID === myId) continue;
+      // Not of a device that is not connected, as Syncthing leaves them out.
+      if (deviceID === myId || (connected && !connected().has(deviceID))) continue;
       const report = completionReport(
         folderNeed(db, this.id, deviceID),
         db.remoteIndex(this.id, deviceID).maxSequence,

@@ -68,6 +68,7 @@ export async function openService(context: ServiceContext): Promise<SyncService>
   if (db && context.config.current.folders.length > 0) hasher.warm();
   // The folders, the exchange and the connections hear of each other: bound once all exist.
   const late: { folders?: Folders; connections?: DeviceConnections } = {};
+  const connected = (): ReadonlySet<string> => new Set(late.connections?.connections.keys() ?? []);
   const progress = new DownloadProgress();
   const stopProgress = emitDownloadProgress(
     progress,
@@ -90,12 +91,13 @@ export async function openService(context: ServiceContext): Promise<SyncService>
         myId: context.config.myId,
         db,
         hasher,
+        connected,
         onLocalUpdate: (folder, records) => exchange?.localUpdated(folder, records),
         pull: (folder, signal) =>
           pullFolder({
             folder,
             db,
-            connected: () => new Set(late.connections?.connections.keys() ?? []),
+            connected,
             request: (device, block) =>
               late.connections?.request(device, block) ?? Promise.reject(new Error('not connected')),
             writer,

@@ -24,8 +24,13 @@ export async function eventRoutes(app: FastifyInstance, options: EventRouteOptio
     // A client that goes away stops its wait.
     const gone = new AbortController();
     request.raw.socket?.once('close', () => gone.abort());
-    const events = await subscription.since(since, timeoutS * 1000, gone.signal);
-    return limit > 0 && limit < events.length ? events.slice(-limit) : events;
+    const ended = options.events.watch();
+    try {
+      const events = await subscription.since(since, timeoutS * 1000, gone.signal);
+      return limit > 0 && limit < events.length ? events.slice(-limit) : events;
+    } finally {
+      ended();
+    }
   };
   app.get('/rest/events', poll(EventLog.defaultTypes));
   app.get('/rest/events/disk', poll(EventLog.diskTypes));
