@@ -91,15 +91,17 @@ for (const [how, slowReadMs] of [
       'changed.txt': randomBytes(5000),
       'gone.txt': randomBytes(10),
       'pulled.txt': randomBytes(2000),
+      'large.bin': randomBytes(300 * 1024),
     };
     const { path, db, server } = await servedFolder(t, contents, slowReadMs);
     await writeFile(join(path, 'changed.txt'), randomBytes(5000));
     await rm(join(path, 'gone.txt'));
     await rename(join(path, 'pulled.txt'), join(path, '.syncthing.pulled.txt.tmp'));
     let id = 0;
-    const ask = (name: string, fromTemporary = false) => {
-      const block = (db.file('f', name) as FileRecord).blocks[0] as FileRecord['blocks'][number];
-      const request = { id: ++id, folder: 'f', name, offset: 0n, size: block.size, fromTemporary };
+    const ask = (name: string, fromTemporary = false, index = 0) => {
+      const block = (db.file('f', name) as FileRecord).blocks[index] as FileRecord['blocks'][number];
+      const offset = BigInt(block.offset);
+      const request = { id: ++id, folder: 'f', name, offset, size: block.size, fromTemporary };
       return server.answer(
         PEER,
         create(RequestSchema, { ...request, hash: block.hash, weakHash: block.weakHash }),
@@ -111,6 +113,12 @@ for (const [how, slowReadMs] of [
       t.ok(Buffer.from(small.data).equals(contents['small.txt']), `round ${round}: all of it`);
       t.equal((await ask('changed.txt')).code, ErrorCode.NO_SUCH_FILE, `round ${round}: not a changed file`);
       t.equal((await ask('gone.txt')).code, ErrorCode.NO_SUCH_FILE, `round ${round}: not a file gone`);
+      const large = await ask('large.bin', false, 1);
+      t.equal(large.code, ErrorCode.NO_ERROR, `round ${round}: a large file's block`);
+      t.ok(
+        Buffer.from(large.data).equals(contents['large.bin'].subarray(128 * 1024, 256 * 1024)),
+        `round ${round}: its 128 KiB`,
+      );
     }
     // A pull under way has it under its temporary name: served from there when asked so.
     t.equal((await ask('pulled.txt')).code, ErrorCode.NO_SUCH_FILE, 'not where it was');
