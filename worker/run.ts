@@ -18,7 +18,6 @@ import { Service } from './service/service.ts';
 import { Requests } from '../shared/ipc/requests.ts';
 import type { SaveAnswer } from '../shared/ipc/protocol.ts';
 import { configEvents } from './config/config-events.ts';
-import { lowerPriority } from './low-priority.ts';
 import { WorkerConfig } from './config/worker-config.ts';
 import { EventLog } from './events/event-log.ts';
 import { requestReset } from './service/reset-request.ts';
@@ -88,13 +87,6 @@ export function runWorker(
       const logger = createLogger('worker', settings.logLevel, (error, slot) =>
         change({ op: 'add', error, slot }),
       );
-      // options.setLowPriority, as Syncthing applies it: once, as the process starts (its supervisor,
-      // like Syncthing's monitor, keeps its priority, so that it answers and hands over at once).
-      const lowPriority = init.config.options.setLowPriority;
-      const notLowered = lowPriority ? lowerPriority() : undefined;
-      if (notLowered) {
-        logger.warn(`options.setLowPriority: the worker's priority could not be lowered: ${notLowered}`);
-      }
       let supervisor: SupervisorStats = init.supervisor;
       let draining = false;
       const events = new EventLog();
@@ -152,11 +144,8 @@ export function runWorker(
         service: () => service.current,
         reset: (folder) => requestReset(init.home, folder),
         guiAddressOverridden: init.overridden.guiAddress,
-        // gui.useTLS applies at the next start of the service, unless a flag decides it, and
-        // options.setLowPriority at the next start of the worker.
-        requiresRestart: () =>
-          (!init.overridden.tls && config.current.gui.useTLS !== (init.tls !== null)) ||
-          config.current.options.setLowPriority !== lowPriority,
+        // gui.useTLS applies at the next start of the service, unless a flag decides it.
+        requiresRestart: () => !init.overridden.tls && config.current.gui.useTLS !== (init.tls !== null),
         onAction: (action) => send({ type: 'syncd:action', action }),
         isDraining: () => draining,
         // Requests come only once connections are served, after the pool exists.
