@@ -40,7 +40,7 @@ export class BlockServer {
     byName: new Map(),
   };
 
-  /** Until when small blocks are read through libuv's threads too (see #readNow). */
+  /** Until when every block is read through libuv's threads (see #readNow). */
   #slowUntil = 0;
   readonly #slowReadMs: number;
 
@@ -209,7 +209,7 @@ interface Kept {
 // Blocks up to this size are read at once (see #readNow): those of files up to 1 GiB or so (Syncthing
 // sizes blocks for about 2,000 per file), read from the cache in a fraction of a millisecond.
 const READ_NOW_MAX = 1024 * 1024;
-// A read at once that took longer came from a disk: small blocks go through libuv's threads this long.
+// A read at once that took longer came from a disk: blocks go through libuv's threads this long.
 const SLOW_READ_MS = 2;
 const SLOW_FOR_MS = 10_000;
 // A file asked for block after block is opened once: its handle is kept this long after its last use.

@@ -457,7 +457,8 @@ export class FolderRunner {
    * A summary now if a client watches the events; otherwise it waits until one does, looked at again
    * at Syncthing's pace. As in Syncthing, where nobody would see them: a device pulling the folder
    * sends index updates all along, and each summary reads what changed for every device sharing it
-   * (100 to 200 ms of this thread, with a few devices, while it serves blocks).
+   * (50 to 140 ms of this thread in the bench's transfers, more with each device, while it serves
+   * blocks).
    */
   #summarizeWhenWatched(): void {
     clearTimeout(this.#summaryWaiting);

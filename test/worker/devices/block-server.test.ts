@@ -9,25 +9,15 @@ import { emptyConfiguration, FOLDER_DEFAULTS, FOLDER_DEVICE } from '../../../sha
 import { ErrorCode, RequestSchema } from '../../../worker/bep/bep_pb.ts';
 import { BlockServer } from '../../../worker/devices/block-server.ts';
 import type { FileRecord } from '../../../worker/index-db/file-record.ts';
-import { IndexDb } from '../../../worker/index-db/index-db.ts';
-import { HasherPool } from '../../../worker/scanner/hasher-pool.ts';
-import { scanFolder } from '../../../worker/scanner/scan-folder.ts';
+import { indexedFolder } from '../../helpers/indexed-folder.ts';
 
 const PEER = 'PEER';
 
 /** A folder of `files`, scanned into an index, and a block server for it, shared with PEER. */
 async function servedFolder(t: Test, files: Record<string, Buffer>, slowReadMs?: number) {
-  const dir = t.testdir({ folder: { '.stfolder': {} } });
-  const path = join(dir, 'folder');
+  const { path, db, scan } = await indexedFolder(t, { shortId: 7n });
   for (const [name, content] of Object.entries(files)) await writeFile(join(path, name), content);
-  const db = await IndexDb.open(join(dir, 'index.sqlite'));
-  const hasher = new HasherPool(1);
-  t.teardown(async () => {
-    await hasher.close();
-    db.close();
-  });
-  const folder = { id: 'f', path, markerName: '.stfolder', ignorePerms: false, modTimeWindowS: 0 };
-  await scanFolder({ folder, db, hasher, shortId: 7n });
+  await scan();
   const config = emptyConfiguration();
   config.folders.push({ ...FOLDER_DEFAULTS, id: 'f', path, devices: [{ ...FOLDER_DEVICE, deviceID: PEER }] });
   const server = new BlockServer({ db, config: () => config, slowReadMs });
