@@ -12,6 +12,7 @@ import type { FileSummary, IndexDb } from '../index-db/index-db.ts';
 import { adler32 } from '../scanner/adler32.ts';
 import { hasSha256, MAX_BLOCK_SIZE } from '../scanner/blocks.ts';
 import { foldersSharedWith } from './cluster-config.ts';
+import { SlowReads } from './slow-reads.ts';
 
 /** Syncthing's temporary name for a file being pulled (lib/fs/tempname.go), where a resumed pull reads. */
 export function temporaryName(name: string): string {
@@ -34,20 +35,19 @@ export class BlockServer {
   readonly #waiting: Array<() => void> = [];
   /** Files kept open, by path, with the reads under way in each (a file is closed only after them). */
   readonly #handles = new Map<string, Kept>();
-  /** Records looked up since the index's last write (its generation), by folder and name. */
+  /** Records looked up since this device's records last changed (their generation), by folder and name. */
   #records: { generation: number; byName: Map<string, FileSummary | undefined> } = {
     generation: -1,
     byName: new Map(),
   };
 
-  /** Until when every block is read through libuv's threads (see #readNow). */
-  #slowUntil = 0;
-  readonly #slowReadMs: number;
+  /** When every block is read through libuv's threads instead (see #readNow). */
+  readonly #slowReads: SlowReads;
 
-  constructor(options: { db: IndexDb; config: () => Configuration; slowReadMs?: number }) {
+  constructor(options: { db: IndexDb; config: () => Configuration; slowReads?: SlowReads }) {
     this.#db = options.db;
     this.#config = options.config;
-    this.#slowReadMs = options.slowReadMs ?? SLOW_READ_MS;
+    this.#slowReads = options.slowReads ?? new SlowReads();
   }
 
   async answer(device: string, request: MessageOf<'Request'>): Promise<Response> {
@@ -89,10 +89,11 @@ export class BlockServer {
 
   /**
    * The file's record in brief (a large file's thousands of blocks would be read for every block
-   * served), looked up once for the blocks asked of it while the index is not written to.
+   * served), looked up once for the blocks asked of it while this device's records are not written
+   * to; the index updates of the device pulling them leave it.
    */
   #record(folder: string, name: string): FileSummary | undefined {
-    const generation = this.#db.generation;
+    const generation = this.#db.localGeneration;
     if (this.#records.generation !== generation) this.#records = { generation, byName: new Map() };
     const key = `${folder}\0${name}`;
     if (this.#records.byName.has(key)) return this.#records.byName.get(key);
@@ -104,7 +105,7 @@ export class BlockServer {
 
   /** `into`'s length in bytes at `offset`, read into it; undefined when the file is missing or shorter. */
   async #read(path: string, offset: number, into: Buffer): Promise<Buffer | undefined> {
-    if (into.length <= READ_NOW_MAX && Date.now() >= this.#slowUntil)
+    if (into.length <= READ_NOW_MAX && !this.#slowReads.throughThreads(Date.now()))
       return this.#readNow(path, offset, into);
     const kept = await this.#open(path);
     if (!kept) return undefined;
@@ -124,7 +125,7 @@ export class BlockServer {
    * for a small file's block (two round trips through its threads, and a close later), against 5 to
    * 10 here from the page cache (2,000 files of 4 KiB); a large file's blocks of 128 to 256 KiB are
    * copied from the cache in tens of µs, and serving 300 MiB took a third less of the worker's CPU
-   * time so. A read that made this thread wait (a disk, not the cache) sends blocks through libuv's
+   * time so. Reads that make this thread wait (a disk, not the cache) send blocks through libuv's
    * threads for a while, so that a slow disk never holds up the event loop for long.
    */
   #readNow(path: string, offset: number, into: Buffer): Buffer | undefined {
@@ -145,7 +146,7 @@ export class BlockServer {
       } catch {
         // Closed all the same.
       }
-      if (performance.now() - started > this.#slowReadMs) this.#slowUntil = Date.now() + SLOW_FOR_MS;
+      this.#slowReads.record(performance.now() - started, Date.now());
     }
   }
 
@@ -209,9 +210,6 @@ interface Kept {
 // Blocks up to this size are read at once (see #readNow): those of files up to 1 GiB or so (Syncthing
 // sizes blocks for about 2,000 per file), read from the cache in a fraction of a millisecond.
 const READ_NOW_MAX = 1024 * 1024;
-// A read at once that took longer came from a disk: blocks go through libuv's threads this long.
-const SLOW_READ_MS = 2;
-const SLOW_FOR_MS = 10_000;
 // A file asked for block after block is opened once: its handle is kept this long after its last use.
 const KEEP_OPEN_MS = 2000;
 const MAX_OPEN = 32;

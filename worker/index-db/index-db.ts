@@ -356,9 +356,21 @@ export class IndexDb {
   // what lets a need be brought up to date by the names that changed, not computed again whole.
   readonly #journal: Array<{ generation: number; folder: string; names: readonly string[] | undefined }> = [];
 
-  #written(folder: string, names: readonly string[] | undefined): void {
+  /**
+   * Changes with every write that may change this device's records; other devices' index updates
+   * leave it, so that what was read of this device's files holds across them (a device pulling from
+   * us sends them all along).
+   */
+  get localGeneration(): number {
+    return this.#localGeneration;
+  }
+
+  #localGeneration = 0;
+
+  #written(folder: string, names: readonly string[] | undefined, local = true): void {
     this.#counts.clear();
     this.#generation += 1;
+    if (local) this.#localGeneration += 1;
     this.#journal.push({ generation: this.#generation, folder, names });
     if (this.#journal.length > JOURNAL_WRITES) this.#journal.shift();
   }
@@ -484,7 +496,7 @@ export class IndexDb {
    * keep), as a device's new index ID or its reset asks.
    */
   resetRemote(folder: string, device: string, indexId: bigint): void {
-    this.#written(folder, this.#replaced(folder, device, []));
+    this.#written(folder, this.#replaced(folder, device, []), device === LOCAL);
     this.#db.transaction(() => {
       this.#statements.dropDeviceFiles.run(folder, device);
       if (indexId === 0n) this.#statements.dropRemoteIndex.run(folder, device);
@@ -498,7 +510,7 @@ export class IndexDb {
    */
   putRemote(folder: string, device: string, records: FileRecord[], replace: boolean): void {
     const names = records.map((record) => record.name);
-    this.#written(folder, replace ? this.#replaced(folder, device, names) : names);
+    this.#written(folder, replace ? this.#replaced(folder, device, names) : names, device === LOCAL);
     this.#db.transaction(() => {
       const known = this.remoteIndex(folder, device);
       if (replace) this.#statements.dropDeviceFiles.run(folder, device);

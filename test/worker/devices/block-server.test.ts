@@ -1,5 +1,5 @@
 // What the block server answers a device, in process: the folder's real file, checked against the
-// index as it is at each request (the server keeps records only until the index is written to).
+// index as it is at each request (the server keeps records only until its records are written to).
 import { createHash, randomBytes } from 'node:crypto';
 import { rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -8,19 +8,20 @@ import t, { type Test } from 'tap';
 import { emptyConfiguration, FOLDER_DEFAULTS, FOLDER_DEVICE } from '../../../shared/config/defaults.ts';
 import { ErrorCode, RequestSchema } from '../../../worker/bep/bep_pb.ts';
 import { BlockServer } from '../../../worker/devices/block-server.ts';
+import { SlowReads } from '../../../worker/devices/slow-reads.ts';
 import type { FileRecord } from '../../../worker/index-db/file-record.ts';
 import { indexedFolder } from '../../helpers/indexed-folder.ts';
 
 const PEER = 'PEER';
 
 /** A folder of `files`, scanned into an index, and a block server for it, shared with PEER. */
-async function servedFolder(t: Test, files: Record<string, Buffer>, slowReadMs?: number) {
+async function servedFolder(t: Test, files: Record<string, Buffer>, slowReads?: SlowReads) {
   const { path, db, scan } = await indexedFolder(t, { shortId: 7n });
   for (const [name, content] of Object.entries(files)) await writeFile(join(path, name), content);
   await scan();
   const config = emptyConfiguration();
   config.folders.push({ ...FOLDER_DEFAULTS, id: 'f', path, devices: [{ ...FOLDER_DEVICE, deviceID: PEER }] });
-  const server = new BlockServer({ db, config: () => config, slowReadMs });
+  const server = new BlockServer({ db, config: () => config, slowReads });
   t.teardown(() => server.close());
   return { path, db, server };
 }
@@ -69,11 +70,11 @@ t.test(
   },
 );
 
-// Small blocks are read at once on the worker's thread, unless a read was slow (a disk, not the page
+// Blocks are read at once on the worker's thread, unless reads were slow (a disk, not the page
 // cache): then through libuv's threads for a while. Either way, the same answers.
-for (const [how, slowReadMs] of [
+for (const [how, slowReads] of [
   ['read at once', undefined],
-  ['through libuv after a slow read', -1],
+  ['through libuv after slow reads', new SlowReads({ limitMs: -1, count: 1 })],
 ] as const) {
   t.test(`small files, ${how}: served whole, and only as they were scanned`, async (t) => {
     const contents = {
@@ -83,7 +84,7 @@ for (const [how, slowReadMs] of [
       'pulled.txt': randomBytes(2000),
       'large.bin': randomBytes(300 * 1024),
     };
-    const { path, db, server } = await servedFolder(t, contents, slowReadMs);
+    const { path, db, server } = await servedFolder(t, contents, slowReads);
     await writeFile(join(path, 'changed.txt'), randomBytes(5000));
     await rm(join(path, 'gone.txt'));
     await rename(join(path, 'pulled.txt'), join(path, '.syncthing.pulled.txt.tmp'));

@@ -157,3 +157,23 @@ t.test("a device's index replaced or reset names what changed, not the whole fol
   db.putRemote('f', 'PEER', many, true);
   t.equal(db.changedSince(since, 'f'), undefined, 'past 10,000 names: the whole folder');
 });
+
+t.test("this device's records have a generation of their own, which other devices' leave", async (t) => {
+  const db = await IndexDb.open(join(t.testdir(), 'index.sqlite'));
+  t.teardown(() => db.close());
+  const local = db.localGeneration;
+  db.putRemote('f', 'PEER', [{ ...record('a'), sequence: 1 }], true);
+  db.putRemote('f', 'PEER', [{ ...record('b'), sequence: 2 }], false);
+  db.resetRemote('f', 'PEER', 7n);
+  t.equal(db.localGeneration, local, "another device's index, its updates and its reset");
+  t.ok(db.generation > local, 'change the generation of the whole index');
+  for (const [what, write] of [
+    ['a scan', () => db.update('f', [record('mine')])],
+    ['a forgotten change', () => db.forget('f', ['mine'])],
+    ['a folder dropped', () => db.drop('f')],
+  ] as const) {
+    const before = db.localGeneration;
+    write();
+    t.ok(db.localGeneration > before, `${what} changes it`);
+  }
+});
