@@ -33,7 +33,8 @@ export class SlowReads {
   record(ms: number, now: number): void {
     if (ms <= this.#limitMs) return;
     this.#recent.push(now);
-    while (this.#recent.length > 0 && (this.#recent[0] as number) <= now - this.#windowMs) this.#recent.shift();
+    while (this.#recent.length > 0 && (this.#recent[0] as number) <= now - this.#windowMs)
+      this.#recent.shift();
     if (this.#recent.length < this.#count) return;
     this.#recent = [];
     this.#until = now + this.#forMs;

@@ -66,7 +66,11 @@ t.test('messages sent in one turn, small and large mixed, arrive whole, large Re
   }
   // The first large one goes at once; the socket is then backed up, and the others wait behind the rest.
   const large = (m: BepMessage) => m.kind === 'Response' && m.body.data.length > 10_000;
-  t.same(responses.filter(large).map((m) => m.body.id), [1, 4, 5, 6], 'large Responses in the order sent');
+  t.same(
+    responses.filter(large).map((m) => m.body.id),
+    [1, 4, 5, 6],
+    'large Responses in the order sent',
+  );
   t.same(
     received.filter((m) => !large(m)).map((m) => (m.kind === 'Response' ? m.body.id : m.kind)),
     ['ClusterConfig', 0, 'Ping', 2, 3, 'Ping', 'Ping', 7, 8],
@@ -79,51 +83,54 @@ t.test('messages sent in one turn, small and large mixed, arrive whole, large Re
   );
 });
 
-t.test('while the peer does not read, frames wait, large Responses behind the rest, and arrive whole once it does', async (t) => {
-  const { session, socket, peer, received } = await connected(t);
-  // The peer stops reading: the kernel's buffers fill, and the socket backs up.
-  peer.pause();
-  session.send({ kind: 'ClusterConfig', body: create(ClusterConfigSchema) });
-  const sent = Array.from({ length: 40 }, (_, id) => randomBytes(id % 4 === 3 ? 100 : 256 * 1024));
-  for (const [id, data] of sent.entries()) {
-    session.send({ kind: 'Response', body: create(ResponseSchema, { id, data }) });
-    session.send({ kind: 'Ping', body: create(PingSchema) });
-    // Some in later turns of the event loop, while the first still wait.
-    if (id % 10 === 9) await new Promise((resolve) => setImmediate(resolve));
-  }
-  t.ok(socket.writableLength < 4 * 256 * 1024, 'the socket holds only a few of them');
-  await new Promise((resolve) => setTimeout(resolve, 100));
-  peer.resume();
-  const expected = 1 + 2 * sent.length;
-  const deadline = Date.now() + 10_000;
-  while (received.length < expected && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-  t.equal(received.length, expected, 'every message arrived');
-  const responses = received.filter((m) => m.kind === 'Response');
-  t.ok(
-    responses.every((m) => Buffer.from(m.body.data).equals(sent[m.body.id] as Buffer)),
-    'each whole',
-  );
-  const large = (m: BepMessage) => m.kind === 'Response' && m.body.data.length > 100;
-  t.same(
-    responses.filter(large).map((m) => m.body.id),
-    sent.flatMap((data, id) => (data.length > 100 ? [id] : [])),
-    'large Responses in the order sent',
-  );
-  t.same(
-    received.filter((m) => !large(m)).map((m) => (m.kind === 'Response' ? m.body.id : m.kind)),
-    ['ClusterConfig', ...sent.flatMap((data, id) => (data.length > 100 ? ['Ping'] : [id, 'Ping']))],
-    'everything else in the order sent',
-  );
-  // In the last turn (30 to 39), the socket was backed up after its first frame at the latest: its
-  // small Responses went before the large ones sent before them.
-  const at = (id: number) => received.findIndex((m) => m.kind === 'Response' && m.body.id === id);
-  for (const [small, before] of [
-    [35, [32, 33, 34]],
-    [39, [32, 33, 34, 36, 37, 38]],
-  ] as const) {
+t.test(
+  'while the peer does not read, frames wait, large Responses behind the rest, and arrive whole once it does',
+  async (t) => {
+    const { session, socket, peer, received } = await connected(t);
+    // The peer stops reading: the kernel's buffers fill, and the socket backs up.
+    peer.pause();
+    session.send({ kind: 'ClusterConfig', body: create(ClusterConfigSchema) });
+    const sent = Array.from({ length: 40 }, (_, id) => randomBytes(id % 4 === 3 ? 100 : 256 * 1024));
+    for (const [id, data] of sent.entries()) {
+      session.send({ kind: 'Response', body: create(ResponseSchema, { id, data }) });
+      session.send({ kind: 'Ping', body: create(PingSchema) });
+      // Some in later turns of the event loop, while the first still wait.
+      if (id % 10 === 9) await new Promise((resolve) => setImmediate(resolve));
+    }
+    t.ok(socket.writableLength < 4 * 256 * 1024, 'the socket holds only a few of them');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    peer.resume();
+    const expected = 1 + 2 * sent.length;
+    const deadline = Date.now() + 10_000;
+    while (received.length < expected && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    t.equal(received.length, expected, 'every message arrived');
+    const responses = received.filter((m) => m.kind === 'Response');
     t.ok(
-      before.every((id) => at(small) < at(id)),
-      `small Response ${small} before the large ones sent before it (${before.join(', ')})`,
+      responses.every((m) => Buffer.from(m.body.data).equals(sent[m.body.id] as Buffer)),
+      'each whole',
     );
-  }
-});
+    const large = (m: BepMessage) => m.kind === 'Response' && m.body.data.length > 100;
+    t.same(
+      responses.filter(large).map((m) => m.body.id),
+      sent.flatMap((data, id) => (data.length > 100 ? [id] : [])),
+      'large Responses in the order sent',
+    );
+    t.same(
+      received.filter((m) => !large(m)).map((m) => (m.kind === 'Response' ? m.body.id : m.kind)),
+      ['ClusterConfig', ...sent.flatMap((data, id) => (data.length > 100 ? ['Ping'] : [id, 'Ping']))],
+      'everything else in the order sent',
+    );
+    // In the last turn (30 to 39), the socket was backed up after its first frame at the latest: its
+    // small Responses went before the large ones sent before them.
+    const at = (id: number) => received.findIndex((m) => m.kind === 'Response' && m.body.id === id);
+    for (const [small, before] of [
+      [35, [32, 33, 34]],
+      [39, [32, 33, 34, 36, 37, 38]],
+    ] as const) {
+      t.ok(
+        before.every((id) => at(small) < at(id)),
+        `small Response ${small} before the large ones sent before it (${before.join(', ')})`,
+      );
+    }
+  },
+);
