@@ -11,7 +11,6 @@ import { isInvalid } from '../index-db/file-record.ts';
 import type { FileSummary, IndexDb } from '../index-db/index-db.ts';
 import { adler32 } from '../scanner/adler32.ts';
 import { hasSha256, MAX_BLOCK_SIZE } from '../scanner/blocks.ts';
-import { foldersSharedWith } from './cluster-config.ts';
 import { SlowReads } from './slow-reads.ts';
 
 /** Syncthing's temporary name for a file being pulled (lib/fs/tempname.go), where a resumed pull reads. */
@@ -54,7 +53,7 @@ export class BlockServer {
     const reply = (code: ErrorCode, data?: Uint8Array) =>
       create(ResponseSchema, { id: request.id, code, data });
     const folder = this.#config().folders.find((entry) => entry.id === request.folder);
-    if (!folder || folder.paused || !foldersSharedWith(this.#config(), device).has(folder.id)) {
+    if (!folder || folder.paused || !folder.devices.some((shared) => shared.deviceID === device)) {
       return reply(ErrorCode.GENERIC);
     }
     const offset = Number(request.offset);
