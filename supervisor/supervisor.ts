@@ -19,6 +19,7 @@ import { AwakeClock } from './awake-clock.ts';
 import { CrashPolicy } from './crash-policy.ts';
 import { Handoff } from './handoff.ts';
 import { ServiceHandover } from './service-handover.ts';
+import { type CpuWait, CpuWaits } from './cpu-wait.ts';
 import { Watchdog } from './watchdog.ts';
 import { describeExit, type SpawnWorker, type WorkerExit, type WorkerHandle } from './worker-handle.ts';
 
@@ -57,6 +58,8 @@ export interface SupervisorOptions {
   errors?: RecentErrors;
   /** Reads of a monotonic clock in ms; for tests. */
   readClock?: () => number;
+  /** What a worker's threads have waited for a CPU (cpu-wait.ts, from /proc); for tests. */
+  cpuWait?: (pid: number) => () => CpuWait;
 }
 
 export interface ConfigKeeper {
@@ -307,7 +310,8 @@ export class Supervisor {
       return;
     }
     const { heartbeatTimeoutMs } = this.#options.settings;
-    const reason = `it answered no heartbeat for ${beat.hungForMs}ms (timeout ${heartbeatTimeoutMs}ms): its event loop is blocked`;
+    const waited = beat.waitedForCpuMs > 0 ? `${beat.waitedForCpuMs}ms of it waiting for a CPU; ` : '';
+    const reason = `it answered no heartbeat for ${beat.hungForMs}ms (${waited}timeout ${heartbeatTimeoutMs}ms): its event loop is blocked`;
     this.#log.error(
       { workerPid: slot.worker.pid },
       `worker ${slot.worker.pid} is hung: ${reason}; killing it`,
@@ -359,7 +363,9 @@ export class Supervisor {
     this.#everReady = true;
     this.#active = slot;
     this.#starting = undefined;
-    this.#watchdog = new Watchdog(this.#clock, this.#options.settings.heartbeatTimeoutMs);
+    const { pid } = slot.worker;
+    const cpuWait = this.#options.cpuWait?.(pid) ?? readCpuWait(pid);
+    this.#watchdog = new Watchdog(this.#clock, this.#options.settings.heartbeatTimeoutMs, cpuWait);
     this.#feed('http', slot.worker);
     const fields = { workerPid: slot.worker.pid, startupMs: Math.round(slot.readyAt - slot.startedAt) };
     if (first) this.#log.info({ address: this.#options.worker.address, ...fields }, 'ready');
@@ -480,4 +486,9 @@ export class Supervisor {
     this.#log.info({ exitCode }, 'supervisor stopped');
     this.#resolveDone(exitCode);
   }
+}
+
+function readCpuWait(pid: number): () => CpuWait {
+  const waits = new CpuWaits(pid);
+  return () => waits.read();
 }

@@ -18,6 +18,7 @@ import { Service } from './service/service.ts';
 import { Requests } from '../shared/ipc/requests.ts';
 import type { SaveAnswer } from '../shared/ipc/protocol.ts';
 import { configEvents } from './config/config-events.ts';
+import { lowerPriority } from './low-priority.ts';
 import { WorkerConfig } from './config/worker-config.ts';
 import { EventLog } from './events/event-log.ts';
 import { requestReset } from './service/reset-request.ts';
@@ -87,6 +88,7 @@ export function runWorker(
       const logger = createLogger('worker', settings.logLevel, (error, slot) =>
         change({ op: 'add', error, slot }),
       );
+      const lowPriority = init.config.options.setLowPriority;
       let supervisor: SupervisorStats = init.supervisor;
       let draining = false;
       const events = new EventLog();
@@ -144,8 +146,11 @@ export function runWorker(
         service: () => service.current,
         reset: (folder) => requestReset(init.home, folder),
         guiAddressOverridden: init.overridden.guiAddress,
-        // gui.useTLS applies at the next start of the service, unless a flag decides it.
-        requiresRestart: () => !init.overridden.tls && config.current.gui.useTLS !== (init.tls !== null),
+        // gui.useTLS applies at the next start of the service, unless a flag decides it, and
+        // options.setLowPriority at the next start of the worker.
+        requiresRestart: () =>
+          (!init.overridden.tls && config.current.gui.useTLS !== (init.tls !== null)) ||
+          config.current.options.setLowPriority !== lowPriority,
         onAction: (action) => send({ type: 'syncd:action', action }),
         isDraining: () => draining,
         // Requests come only once connections are served, after the pool exists.
@@ -233,6 +238,13 @@ export function runWorker(
         },
       };
       send({ type: 'syncd:ready' });
+      // options.setLowPriority, as Syncthing applies it, once the worker is ready: it starts at its
+      // supervisor's priority, so that a restart comes back at once however busy the machine, and
+      // the supervisor keeps it, as Syncthing's monitor does, to answer and hand over at once.
+      const notLowered = lowPriority ? lowerPriority() : undefined;
+      if (notLowered) {
+        logger.warn(`options.setLowPriority: the worker's priority could not be lowered: ${notLowered}`);
+      }
       events.log('StartupComplete', { myID: init.deviceId });
       logger.debug('worker ready');
       options.onReady?.();

@@ -9,11 +9,15 @@ async function workerPid(service: Service): Promise<number> {
 }
 
 /** Resolves with the serving worker's pid once it differs from `old`. */
-function nextWorker(service: Service, old: number): Promise<number> {
-  return waitFor(`a worker other than ${old}`, async () => {
-    const pid = await workerPid(service).catch(() => old);
-    return pid !== old ? pid : undefined;
-  });
+function nextWorker(service: Service, old: number, timeoutMs?: number): Promise<number> {
+  return waitFor(
+    `a worker other than ${old}`,
+    async () => {
+      const pid = await workerPid(service).catch(() => old);
+      return pid !== old ? pid : undefined;
+    },
+    timeoutMs,
+  );
 }
 
 t.test('5 restarts in a row while 4 clients ping every 10 ms: no ping fails', async (t) => {
@@ -42,7 +46,9 @@ t.test('5 restarts in a row while 4 clients ping every 10 ms: no ping fails', as
   const reports = [await kept.stop(), await fresh.stop()];
   const failures = reports.flatMap((report) => report.failures);
   t.same(failures, [], 'no refused connection, no reset, no non-200');
-  t.ok(reports[0]!.ok > 100 && reports[1]!.ok > 100, `pings answered: ${reports[0]!.ok} + ${reports[1]!.ok}`);
+  // Pings went on through the restarts (how many depends on how busy the machine is, and the worker
+  // runs at low priority).
+  t.ok(reports[0]!.ok > 20 && reports[1]!.ok > 20, `pings answered: ${reports[0]!.ok} + ${reports[1]!.ok}`);
   t.ok(reports[0]!.closes > 0, 'keep-alive connections were let go with Connection: close');
   t.equal((await call(service, 'GET', '/rest/system/status')).body.supervisor.restarts, 5);
   t.equal(
@@ -118,7 +124,9 @@ t.test('a hung worker is killed and replaced, and counts as a crash', async (t) 
   const service = await startService(t, { env: { ...testRoutes, SYNCD_HEARTBEAT_TIMEOUT: '1s' } });
   const old = await workerPid(service);
   await call(service, 'POST', '/rest/test/block');
-  await nextWorker(service, old);
+  // The worker runs at low priority (options.setLowPriority): on a machine busy with other tests, its
+  // loop spins only when it gets a CPU, and only that time counts against it (see watchdog.ts).
+  await nextWorker(service, old, 60_000);
   t.notOk(isAlive(old), 'the hung worker is gone');
   const status = (await call(service, 'GET', '/rest/system/status')).body;
   t.equal(status.supervisor.crashes, 1);

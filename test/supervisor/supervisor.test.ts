@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import t, { type Test } from 'tap';
 import { createLogger } from '../../shared/logger.ts';
 import { RecentErrors } from '../../shared/recent-errors.ts';
+import type { CpuWait } from '../../supervisor/cpu-wait.ts';
 import { SAME_DELIVERY_MS, Supervisor, type SupervisorOptions } from '../../supervisor/supervisor.ts';
 import { FakeWorker } from '../fixtures/fake-worker.ts';
 
@@ -34,6 +35,8 @@ function setup(t: Test, overrides: Partial<SupervisorOptions['settings']> = {}) 
   const log: LogRecord[] = [];
   const errors = new RecentErrors();
   const clock = { offset: 0 };
+  // What each worker's threads have waited for a CPU, by pid (the real one reads /proc).
+  const cpuWait = new Map<number, CpuWait>();
   let listenerOpen = true;
   // The logger feeds the supervisor's errors, and the supervisor needs the logger.
   const made: { supervisor?: Supervisor } = {};
@@ -75,6 +78,7 @@ function setup(t: Test, overrides: Partial<SupervisorOptions['settings']> = {}) 
       return worker;
     },
     readClock: () => performance.now() + clock.offset,
+    cpuWait: (pid) => () => cpuWait.get(pid) ?? { waitedMs: 0, waitingNow: false },
   });
   made.supervisor = supervisor;
   t.teardown(() => {
@@ -86,6 +90,7 @@ function setup(t: Test, overrides: Partial<SupervisorOptions['settings']> = {}) 
     log,
     errors,
     clock,
+    cpuWait,
     listenerOpen: () => listenerOpen,
     /** The worker started `n`th, once it exists. */
     worker: (n: number) => workers[n] as FakeWorker,
@@ -278,6 +283,35 @@ t.test('a worker that stops answering heartbeats is killed and counts as a crash
   await sleep(600);
   t.same(worker(0).signals, ['SIGKILL']);
   t.equal(supervisor.stats.crashes, 1);
+});
+
+t.test('a worker starved of CPU is not taken for hung; one that runs without answering is', async (t) => {
+  const { supervisor, worker, cpuWait, log } = setup(t, { heartbeatTimeoutMs: 200 });
+  supervisor.start();
+  worker(0).ready();
+  const { pid } = worker(0);
+  // Its threads wait for a CPU nearly all the time (a low-priority worker among busier processes): it
+  // answers nothing, for five timeouts. Linux counts a wait once it is over.
+  worker(0).healthy = false;
+  const started = performance.now();
+  const waitAll = setInterval(
+    () => cpuWait.set(pid, { waitedMs: (performance.now() - started) * 0.95, waitingNow: false }),
+    5,
+  );
+  await sleep(1000);
+  clearInterval(waitAll);
+  t.same(worker(0).signals, [], 'not killed while it waited for a CPU');
+  // A wait under way, not counted yet, for five timeouts more.
+  cpuWait.set(pid, { waitedMs: (cpuWait.get(pid) as CpuWait).waitedMs, waitingNow: true });
+  await sleep(1000);
+  t.same(worker(0).signals, [], 'nor while it waits for one now');
+  cpuWait.set(pid, { waitedMs: (cpuWait.get(pid) as CpuWait).waitedMs + 1000, waitingNow: false });
+  // Then it gets the CPU and still answers nothing: hung.
+  await sleep(600);
+  t.same(worker(0).signals, ['SIGKILL'], 'killed once it ran for the timeout without answering');
+  t.equal(supervisor.stats.crashes, 1);
+  const killed = log.find((line) => /is hung/.test(line.msg));
+  t.match(killed?.msg, /ms of it waiting for a CPU; timeout 200ms/, 'the log says how long it waited');
 });
 
 t.test('a pause of the whole service is not taken for a hung worker', async (t) => {

@@ -3,24 +3,27 @@
 // the blocks a pull receives (see worker/sync/block-writer.ts).
 import { createHash } from 'node:crypto';
 import { readlinkSync, writeSync } from 'node:fs';
-import { setPriority } from 'node:os';
+import { getPriority, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { type HashRange, hashRange } from './blocks.ts';
 
-/** The niceness a hashing thread takes, above the worker's own thread (0 by default). */
+/**
+ * How much nicer a hashing thread is than the worker's own thread (0 by default, 11 with
+ * options.setLowPriority; at most 19).
+ */
 export const HASHING_NICENESS = 10;
 
 // Hashing threads yield to the worker's own thread. There are as many of them as cores, and that
 // thread answers HTTP and heartbeats besides walking the tree and recording what they hash: sharing
 // cores evenly with them, its pings waited up to 150 to 190 ms during a scan, 30 to 80 ms once they
 // yield (BENCHMARKS.md). Linux only (a thread's own id is read from /proc); elsewhere, or where it is
-// refused, threads keep the default.
+// refused, threads keep the default. A thread starts with the niceness of the thread that made it.
 // Only as a thread: a module that imports this one for its types or constant is left as it is. A
 // pull's thread keeps the default: it is part of the pull, as libuv's threads are.
 if (parentPort && (workerData as ThreadRole | undefined)?.role !== 'pull') {
   try {
     const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
-    if (Number.isInteger(tid) && tid > 0) setPriority(tid, HASHING_NICENESS);
+    if (Number.isInteger(tid) && tid > 0) setPriority(tid, Math.min(19, getPriority(tid) + HASHING_NICENESS));
   } catch {
     // Not Linux, or not allowed: the default priority.
   }
