@@ -3,39 +3,36 @@
 import t from 'tap';
 import { SlowReads } from '../../../worker/devices/slow-reads.ts';
 
+/** `reads` after reads that took `ms`, each ending `at` (ms). */
+function after(reads: SlowReads, ...timed: Array<[ms: number, at: number]>): SlowReads {
+  for (const [ms, at] of timed) reads.record(ms, at);
+  return reads;
+}
+
 t.test('one slow read now and then keeps reads at once', async (t) => {
   const reads = new SlowReads();
   for (let now = 0; now < 10_000; now += 600) {
-    reads.record(20, now);
+    after(reads, [20, now]);
     t.notOk(reads.throughThreads(now), `at ${now} ms`);
   }
-  reads.record(5, 10_000);
-  reads.record(3.5, 10_001);
-  reads.record(4.9, 10_002);
+  after(reads, [5, 10_000], [3.5, 10_001], [4.9, 10_002]);
   t.notOk(reads.throughThreads(10_002), 'reads within 5 ms never count');
 });
 
 t.test('three slow reads within a second send reads through the threads for 10 s', async (t) => {
-  const reads = new SlowReads();
-  reads.record(6, 1000);
-  reads.record(0.1, 1200);
-  reads.record(8, 1500);
+  const reads = after(new SlowReads(), [6, 1000], [0.1, 1200], [8, 1500]);
   t.notOk(reads.throughThreads(1500), 'two are not enough');
-  reads.record(30, 1999);
+  after(reads, [30, 1999]);
   t.ok(reads.throughThreads(1999), 'the third within the second is');
   t.ok(reads.throughThreads(11_998), 'for 10 s');
   t.notOk(reads.throughThreads(11_999), 'then reads at once again');
-  reads.record(6, 12_000);
-  reads.record(6, 12_100);
+  after(reads, [6, 12_000], [6, 12_100]);
   t.notOk(reads.throughThreads(12_100), 'counted afresh');
 });
 
 t.test('slow reads further apart than a second do not add up', async (t) => {
-  const reads = new SlowReads();
-  reads.record(6, 0);
-  reads.record(6, 600);
-  reads.record(6, 1000);
+  const reads = after(new SlowReads(), [6, 0], [6, 600], [6, 1000]);
   t.notOk(reads.throughThreads(1000), 'the first has left the window');
-  reads.record(6, 1100);
+  after(reads, [6, 1100]);
   t.ok(reads.throughThreads(1100));
 });
