@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { SyncdClient } from './client.ts';
+import { isRunning } from './is-running.ts';
 import { readStoredApiKey } from '../config/config-file.ts';
 import { CONFIG_FILE, newApiKey } from '../home.ts';
 import { settingSpecs } from '../settings.ts';
@@ -179,6 +180,9 @@ export async function startService(options: StartOptions = {}): Promise<Service>
         running.delete(cleanup);
         for (const pid of pids()) killQuietly(pid);
         await exited;
+        // The supervisor's end does not wait for its workers' once they are killed: a worker at low
+        // priority (options.setLowPriority) on a busy machine can take a while to be given a CPU to die on.
+        await whenGone(workerPids);
         if (!options.home) await rm(home, { recursive: true, force: true });
       })(),
     ));
@@ -288,6 +292,13 @@ function parseLine(text: string): LogLine | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Once none of `pids` runs any more (a zombie has ended), or after `timeoutMs`. */
+async function whenGone(pids: number[], timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (pids.some(isRunning) && Date.now() < deadline)
+    await new Promise((resolve) => setTimeout(resolve, 10));
 }
 
 function killQuietly(pid: number): void {

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import {
   type LogLine,
@@ -137,23 +136,8 @@ export async function waitFor<T>(
   throw new Error(`${what}: not within ${timeoutMs}ms${lastError ? ` (last error: ${lastError})` : ''}`);
 }
 
-/**
- * Whether the process still runs. A zombie has exited and only waits to be reaped by whichever process
- * adopted it, which can take a while in a container: it counts as gone.
- */
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return true;
-  }
-}
+/** Whether the process still runs (a zombie counts as gone). */
+export { isRunning as isAlive } from '../../shared/client/is-running.ts';
 
 /** The supervisor pids the log names: under npm, the supervisor is npm's child, not `process`. */
 export function supervisorPids(logs: LogLine[]): number[] {
