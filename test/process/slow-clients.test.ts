@@ -50,12 +50,15 @@ t.test('300 slowloris connections do not stop pings, and are closed when their t
     intervalMs: 50,
     keepAlive: false,
   });
-  await new Promise((resolve) => setTimeout(resolve, 2000));
+  await new Promise((resolve) => setTimeout(resolve, 3000));
   const report = await pingers.stop();
   t.same(report.failures, [], 'every ping answered');
-  t.ok(report.ok >= 5, `${report.ok} pings`);
+  // How many depends on how busy the machine is: the worker runs at low priority (niceness 11), and
+  // a fresh clone's npm test answered 2 in 2 s beside the other tests, the slowest after 2.8 s. One
+  // stuck behind the slow connections would wait for the headers timeout, 6 s.
+  t.ok(report.ok >= 2, `${report.ok} pings`);
   t.ok(
-    Math.max(...report.latencies) < 3000,
+    Math.max(...report.latencies) < 4500,
     `well within the headers timeout: the slowest took ${Math.round(Math.max(...report.latencies))} ms`,
   );
 
