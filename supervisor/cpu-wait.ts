@@ -38,9 +38,10 @@ export class CpuWaits {
           if (!Number.isFinite(onCpu) || !Number.isFinite(waited)) continue;
           waitedNs += waited as number;
           ran.set(task, onCpu as number);
+          // Only a thread that has not run since the last reading can be waiting now.
+          if (this.#ran.get(task) !== onCpu) continue;
           const stat = readFileSync(`${dir}/stat`, 'utf8');
-          const state = stat[stat.lastIndexOf(')') + 2];
-          if (state === 'R' && this.#ran.get(task) === onCpu) waitingNow = true;
+          if (stat[stat.lastIndexOf(')') + 2] === 'R') waitingNow = true;
         } catch {
           // A thread gone meanwhile.
         }

@@ -58,8 +58,8 @@ export interface SupervisorOptions {
   errors?: RecentErrors;
   /** Reads of a monotonic clock in ms; for tests. */
   readClock?: () => number;
-  /** What a worker's threads have waited for a CPU (cpu-wait.ts, from /proc); for tests. */
-  cpuWait?: (pid: number) => () => CpuWait;
+  /** What a worker's threads have waited for a CPU (by default from /proc, cpu-wait.ts); for tests. */
+  cpuWaits?: (pid: number) => { read(): CpuWait };
 }
 
 export interface ConfigKeeper {
@@ -364,8 +364,8 @@ export class Supervisor {
     this.#active = slot;
     this.#starting = undefined;
     const { pid } = slot.worker;
-    const cpuWait = this.#options.cpuWait?.(pid) ?? readCpuWait(pid);
-    this.#watchdog = new Watchdog(this.#clock, this.#options.settings.heartbeatTimeoutMs, cpuWait);
+    const cpuWaits = this.#options.cpuWaits?.(pid) ?? new CpuWaits(pid);
+    this.#watchdog = new Watchdog(this.#clock, this.#options.settings.heartbeatTimeoutMs, cpuWaits);
     this.#feed('http', slot.worker);
     const fields = { workerPid: slot.worker.pid, startupMs: Math.round(slot.readyAt - slot.startedAt) };
     if (first) this.#log.info({ address: this.#options.worker.address, ...fields }, 'ready');
@@ -486,9 +486,4 @@ export class Supervisor {
     this.#log.info({ exitCode }, 'supervisor stopped');
     this.#resolveDone(exitCode);
   }
-}
-
-function readCpuWait(pid: number): () => CpuWait {
-  const waits = new CpuWaits(pid);
-  return () => waits.read();
 }

@@ -16,25 +16,21 @@ export type Beat = { seq: number } | { hungForMs: number; waitedForCpuMs: number
 export class Watchdog {
   readonly #clock: AwakeClock;
   readonly #timeoutMs: number;
-  readonly #cpuWait: () => CpuWait;
+  readonly #cpuWaits: { read(): CpuWait };
   /** When each unanswered heartbeat was sent, in awake time, and how long the worker had waited for a CPU. */
   readonly #unanswered = new Requests<{ at: number; waitedMs: number }>();
 
-  /** `cpuWait`: what the worker's threads have waited for a CPU (see cpu-wait.ts). */
-  constructor(
-    clock: AwakeClock,
-    timeoutMs: number,
-    cpuWait: () => CpuWait = () => ({ waitedMs: 0, waitingNow: false }),
-  ) {
+  /** `cpuWaits`: what the worker's threads have waited for a CPU (see cpu-wait.ts). */
+  constructor(clock: AwakeClock, timeoutMs: number, cpuWaits: { read(): CpuWait }) {
     this.#clock = clock;
     this.#timeoutMs = timeoutMs;
-    this.#cpuWait = cpuWait;
+    this.#cpuWaits = cpuWaits;
   }
 
   /** The next heartbeat to send, or, when the oldest one has waited past the timeout, how long it has. */
   beat(): Beat {
     const now = this.#clock.now();
-    const { waitedMs, waitingNow } = this.#cpuWait();
+    const { waitedMs, waitingNow } = this.#cpuWaits.read();
     const oldest = this.#unanswered.oldest();
     if (oldest !== undefined && !waitingNow) {
       const passed = now - oldest.at;

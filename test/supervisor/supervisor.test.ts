@@ -78,7 +78,7 @@ function setup(t: Test, overrides: Partial<SupervisorOptions['settings']> = {}) 
       return worker;
     },
     readClock: () => performance.now() + clock.offset,
-    cpuWait: (pid) => () => cpuWait.get(pid) ?? { waitedMs: 0, waitingNow: false },
+    cpuWaits: (pid) => ({ read: () => cpuWait.get(pid) ?? { waitedMs: 0, waitingNow: false } }),
   });
   made.supervisor = supervisor;
   t.teardown(() => {
