@@ -8,14 +8,13 @@ import {
   type Response,
 } from './bep_pb.ts';
 import { lz4Compress, lz4Decompress } from './lz4.ts';
-import { type BepMessage, decodeBody, encodeBody, typeOf } from './messages.ts';
+import { MAX_MESSAGE_BYTES, MAX_RATIO, overLimit, RATIO_CHECKED_FROM } from './limits.ts';
+import { type BepMessage, decodeBody, encodeBody, kindOf, typeOf } from './messages.ts';
 
 /** The Hello's magic, and local discovery's. */
 export const BEP_MAGIC = 0x2ea7d90b;
 // Magics of protocol versions before v1, which Syncthing names as too old.
 const OLD_MAGICS = new Set([0x00010001, 0x00010000, 0x9f79bc40]);
-/** Syncthing's limit on a message, compressed or not (lib/protocol/protocol.go). */
-export const MAX_MESSAGE_BYTES = 500_000_000;
 // Lengths on the wire are signed in Syncthing's reader: a u16 above this is negative, an error.
 const MAX_SHORT = 0x7fff;
 // Syncthing compresses messages of at least this many bytes (lib/protocol/compression.go).
@@ -333,10 +332,19 @@ export class FrameReader {
     queue.skip(headerLength + 4);
     let body: Uint8Array = queue.take(length);
     if (header.compression === MessageCompression.LZ4) {
+      const compressed = body.length;
       body = decode('LZ4 body', () => lz4Decompress(body, this.#maxMessageBytes));
+      if (body.length > RATIO_CHECKED_FROM && body.length > compressed * MAX_RATIO) {
+        throw new ProtocolError(
+          `a message of ${compressed} bytes decompressed to ${body.length}, over the limit of ${MAX_RATIO} times`,
+        );
+      }
     } else if (header.compression !== MessageCompression.NONE) {
       throw new ProtocolError(`unknown message compression ${header.compression}`);
     }
+    // Bounded on the wire bytes, before any object is made of them.
+    const over = overLimit(header.type, body);
+    if (over) throw new ProtocolError(`${kindOf(header.type)} over a limit: ${over}`);
     const message = decode(`message of type ${header.type}`, () => decodeBody(header.type, body));
     return message ? { kind: 'message', message } : 'skipped';
   }
@@ -352,7 +360,7 @@ function decode<T>(what: string, run: () => T): T {
 
 // A frame of this many bytes at most gets its buffer as soon as its length is known: a block's
 // Response at its largest. A peer can make a connection hold this much by announcing it.
-const RESERVED_AT_MOST = 16 * 1024 * 1024 + 1024;
+const RESERVED_AT_MOST = MAX_MESSAGE_BYTES + 1024;
 
 /**
  * Received bytes in the chunks they came in; joined only for the frame that needs them, or copied into

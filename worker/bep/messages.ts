@@ -36,6 +36,11 @@ const byType = new Map<number, MessageKind>(
   Object.entries(kinds).map(([kind, { type }]) => [type, kind as MessageKind]),
 );
 
+/** The name of header type `type`, for what a log says of it. */
+export function kindOf(type: number): string {
+  return byType.get(type) ?? `of type ${type}`;
+}
+
 export function typeOf(kind: MessageKind): MessageType {
   return kinds[kind].type;
 }

@@ -1,6 +1,6 @@
 import type { TLSSocket } from 'node:tls';
 import { create } from '@bufbuild/protobuf';
-import { CloseSchema, type Hello, PingSchema } from './bep_pb.ts';
+import { CloseSchema, type Hello, PingSchema, type Response } from './bep_pb.ts';
 import {
   type Compression,
   encodeHello,
@@ -10,6 +10,7 @@ import {
   isReusable,
   ProtocolError,
 } from './frames.ts';
+import { MAX_MESSAGE_BYTES } from './limits.ts';
 import type { BepMessage } from './messages.ts';
 
 export interface SessionTimes {
@@ -26,6 +27,22 @@ export const SYNCTHING_TIMES: SessionTimes = {
   receiveTimeoutMs: 300_000,
   helloTimeoutMs: 20_000,
 };
+
+/**
+ * Bytes of answers to a device's Requests in flight on one connection: asked for and not yet written to
+ * the socket (Syncthing's maxConcurrentIncomingRequestKiB, per connection: a device pulling keeps at
+ * most its pullerMaxPendingKiB, 32 MiB, asked for). Past this, the connection is not read until
+ * answers have gone out: a device that asks and never reads holds this much, and no more.
+ */
+export const MAX_ANSWERING_BYTES = 32 * 1024 * 1024;
+// Bytes of other messages waiting for a socket that does not drain, before it stops being read.
+const MAX_WAITING_BYTES = 4 * 1024 * 1024;
+// Bytes received and not yet read as frames while reading is held: what a peer that ignores a pause
+// may push before it is cut off.
+const MAX_HELD_BYTES = 2 * MAX_MESSAGE_BYTES;
+
+/** What a message handler may answer: nothing, or a promise; the next message waits for it. */
+export type MessageHandler = (message: BepMessage) => void | Promise<unknown>;
 
 /** Why a session ended, and who ended it: `us` (a Close we sent), `peer` (its Close, or EOF), `error`. */
 export interface SessionEnd {
@@ -45,8 +62,15 @@ export class BepSession {
   readonly #times: SessionTimes;
   #compression: Compression = 'metadata';
   #hello: ((hello: Hello) => void) | undefined;
-  #onMessage: ((message: BepMessage) => void) | undefined;
-  #held: BepMessage[] = [];
+  #helloRead = false;
+  #onMessage: MessageHandler | undefined;
+  /** Why the connection is not read now: not started, a message being handled, answers or writes backed up. */
+  readonly #holds = new Set<'start' | 'handling' | 'answers' | 'writes'>();
+  /** Bytes of answers to Requests not yet written (see MAX_ANSWERING_BYTES). */
+  #answering = 0;
+  /** What to call once a frame is written, for those that wait in #waiting or #waitingBulk. */
+  readonly #afterWrite = new WeakMap<Buffer, () => void>();
+  #waitingBytes = 0;
   /** Frames waiting for the socket to drain, in order, but large Responses after the rest (see #write). */
   #waiting: Buffer[] = [];
   #waitingBulk: Buffer[] = [];
@@ -114,21 +138,48 @@ export class BepSession {
   }
 
   /**
-   * From now on messages go to `onMessage` (those received since the Hello first), and the keep-alive
-   * runs. The first must be a ClusterConfig, as Syncthing requires.
+   * From now on messages go to `onMessage`, one at a time: one that answers a promise is handled
+   * before the next is read. Until this is called, nothing after the Hello is read (a device not yet
+   * known to be configured has nothing decoded), and the keep-alive runs from here. The first message
+   * must be a ClusterConfig, as Syncthing requires.
    */
-  start(onMessage: (message: BepMessage) => void, compression: Compression): void {
+  start(onMessage: MessageHandler, compression: Compression): void {
     this.#compression = compression;
     this.#onMessage = onMessage;
     this.#timer = setInterval(() => this.#keepAlive(), this.#times.pingEveryMs / 2);
     this.#timer.unref();
-    for (const message of this.#held.splice(0)) if (!this.#end) this.#deliver(message);
+    this.#release('start');
   }
 
-  send(message: BepMessage): void {
+  send(message: BepMessage, written?: () => void): void {
     if (this.#end) return;
     const bytes = encodeMessage(message, this.#compression);
-    this.#write(bytes, message.kind === 'Response' && bytes.length >= WRITE_ALONE);
+    this.#write(bytes, message.kind === 'Response' && bytes.length >= WRITE_ALONE, written);
+  }
+
+  /**
+   * Answers a Request with the Response `answer` resolves with; its `size` bytes count as in flight
+   * on this connection until written, and past MAX_ANSWERING_BYTES the connection is not read.
+   */
+  answer(size: number, answer: Promise<Response>): void {
+    this.#answering += size;
+    if (this.#answering > MAX_ANSWERING_BYTES) this.#hold('answers');
+    const done = () => {
+      this.#answering -= size;
+      if (this.#answering <= MAX_ANSWERING_BYTES / 2) this.#release('answers');
+    };
+    answer.then(
+      (body) => (this.#end ? done() : this.send({ kind: 'Response', body }, done)),
+      (error: Error) => {
+        done();
+        this.close(`answering a request failed: ${error.message}`);
+      },
+    );
+  }
+
+  /** Bytes of answers to Requests in flight (asked for, not yet written). */
+  get answering(): number {
+    return this.#answering;
   }
 
   /**
@@ -138,8 +189,10 @@ export class BepSession {
   close(reason: string, tell = true): void {
     if (this.#end) return;
     // What still waits for the socket is not sent: the Close goes after what was.
+    for (const bytes of [...this.#waiting, ...this.#waitingBulk]) this.#afterWrite.get(bytes)?.();
     this.#waiting = [];
     this.#waitingBulk = [];
+    this.#waitingBytes = 0;
     if (tell && this.#onMessage)
       this.#put(encodeMessage({ kind: 'Close', body: create(CloseSchema, { reason }) }));
     this.#ended({ reason, by: 'us' });
@@ -148,7 +201,7 @@ export class BepSession {
     setTimeout(() => this.socket.destroy(), 2000).unref();
   }
 
-  #write(bytes: Buffer, bulk = false): void {
+  #write(bytes: Buffer, bulk = false, written?: () => void): void {
     this.#lastWrite = Date.now();
     // While the socket is backed up, frames wait here rather than in its buffer: Node writes what its
     // buffer holds in one writev, for which TLS first copies it all into one new buffer (serving a
@@ -161,10 +214,13 @@ export class BepSession {
     const waiting = this.#waiting.length + this.#waitingBulk.length;
     if (waiting > 0 || this.socket.writableNeedDrain) {
       (bulk ? this.#waitingBulk : this.#waiting).push(bytes);
+      if (written) this.#afterWrite.set(bytes, written);
+      // Answers are bounded by what is asked (see answer); anything else piling up stops the reading.
+      if (!bulk && (this.#waitingBytes += bytes.length) > MAX_WAITING_BYTES) this.#hold('writes');
       if (waiting === 0) this.socket.once('drain', () => this.#drained());
       return;
     }
-    this.#put(bytes);
+    this.#put(bytes, written);
   }
 
   #drained(): void {
@@ -172,13 +228,15 @@ export class BepSession {
     const bulk = this.#waitingBulk;
     while (!this.socket.writableNeedDrain) {
       const next = waiting.length > 0 ? waiting.shift() : bulk.shift();
-      if (!next) return;
-      this.#put(next);
+      if (!next) break;
+      if (waiting.length > 0 || next !== bulk[0]) this.#waitingBytes = Math.max(0, this.#waitingBytes - next.length);
+      this.#put(next, this.#afterWrite.get(next));
     }
+    if (this.#waitingBytes <= MAX_WAITING_BYTES / 2) this.#release('writes');
     if (waiting.length > 0 || bulk.length > 0) this.socket.once('drain', () => this.#drained());
   }
 
-  #put(bytes: Buffer): void {
+  #put(bytes: Buffer, written?: () => void): void {
     // Small messages sent in one pass of the event loop (a puller's Requests, small Responses) go out
     // in one write at its end (setImmediate: after every read and thread message of the pass, where
     // the end of the tick gathered only those of one): one encryption and one system call, where each
@@ -194,8 +252,13 @@ export class BepSession {
       });
     }
     // A Response's frame is reused once written, and only then.
-    if (isReusable(bytes)) this.socket.write(bytes, () => giveBack(bytes));
-    else this.socket.write(bytes);
+    const reusable = isReusable(bytes);
+    if (reusable || written) {
+      this.socket.write(bytes, () => {
+        if (reusable) giveBack(bytes);
+        written?.();
+      });
+    } else this.socket.write(bytes);
   }
 
   #received(chunk: Buffer, transient: boolean): void {
@@ -203,17 +266,43 @@ export class BepSession {
     this.#lastRead = Date.now();
     this.#reader.push(chunk, transient);
     try {
-      for (let frame = this.#reader.next(); frame && !this.#end; frame = this.#reader.next()) {
-        if (frame.kind === 'hello') this.#hello?.(frame.hello);
-        else if (this.#onMessage) this.#deliver(frame.message);
-        else this.#held.push(frame.message);
+      if (this.#holds.size > 0 && this.#reader.buffered > MAX_HELD_BYTES) {
+        throw new ProtocolError(`more than ${MAX_HELD_BYTES} bytes sent while the connection was not read`);
+      }
+      this.#readFrames();
+    } finally {
+      if (transient) this.#reader.release();
+    }
+  }
+
+  // Reads and handles frames while nothing holds the reading: the Hello, then (once started) messages.
+  #readFrames(): void {
+    try {
+      while (!this.#end && (!this.#helloRead || this.#holds.size === 0)) {
+        const frame = this.#reader.next();
+        if (!frame) return;
+        if (frame.kind === 'hello') {
+          this.#helloRead = true;
+          if (!this.#onMessage) this.#hold('start');
+          this.#hello?.(frame.hello);
+        } else this.#deliver(frame.message);
       }
     } catch (error) {
       if (!(error instanceof ProtocolError)) throw error;
       this.close(`protocol error: ${error.message}`, this.#onMessage !== undefined);
-    } finally {
-      if (transient) this.#reader.release();
     }
+  }
+
+  #hold(reason: 'start' | 'handling' | 'answers' | 'writes'): void {
+    if (this.#holds.size === 0) this.socket.pause();
+    this.#holds.add(reason);
+  }
+
+  #release(reason: 'start' | 'handling' | 'answers' | 'writes'): void {
+    if (!this.#holds.delete(reason) || this.#holds.size > 0 || this.#end) return;
+    this.socket.resume();
+    // What came before the hold is read now.
+    this.#readFrames();
   }
 
   #deliver(message: BepMessage): void {
@@ -227,7 +316,13 @@ export class BepSession {
       this.socket.end();
       return;
     }
-    this.#onMessage?.(message);
+    const handled = this.#onMessage?.(message);
+    if (!handled) return;
+    this.#hold('handling');
+    handled.then(
+      () => this.#release('handling'),
+      (error: Error) => this.close(`handling a ${message.kind} failed: ${error.message}`),
+    );
   }
 
   #keepAlive(): void {
@@ -243,7 +338,6 @@ export class BepSession {
     if (this.#end) return;
     this.#end = end;
     clearInterval(this.#timer);
-    this.#held = [];
     for (const listener of this.#onEnd.splice(0)) listener(end);
   }
 }

@@ -17,6 +17,7 @@ import { PendingFolders } from './pending-folders.ts';
 import { clusterConfigFor, compressionFor, foldersSharedWith, type IndexState } from './cluster-config.ts';
 import type { IndexExchange, IndexPeer } from './index-exchange.ts';
 import type { BlockServer } from './block-server.ts';
+import { MAX_BLOCK_SIZE } from '../scanner/blocks.ts';
 import { type Dialed, dial, type DialStatus, redialDelayMs } from './dialer.ts';
 
 /** A device connected now, as /rest/system/connections shows it. */
@@ -487,7 +488,9 @@ export class DeviceConnections {
           });
           return;
         }
-        void blocks.answer(device, message.body).then((body) => session.send({ kind: 'Response', body }));
+        // Counted against what this connection may have in flight until written (see session.answer).
+        const size = Math.min(Math.max(message.body.size, 0), MAX_BLOCK_SIZE);
+        session.answer(size, blocks.answer(device, message.body));
         return;
       }
       case 'Response': {

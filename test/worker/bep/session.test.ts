@@ -22,7 +22,7 @@ async function connected(t: Test) {
   const server = createServer(serverOptions(credentials, 5000), (socket) => {
     serverSocket = socket;
     const session = new BepSession(socket);
-    void session.exchangeHello(hello).then(() => session.start((m) => received.push(m), 'never'));
+    void session.exchangeHello(hello).then(() => session.start((m) => void received.push(m), 'never'));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const socket = connect({
