@@ -1,10 +1,10 @@
-import { closeSync, openSync, readSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, readSync } from 'node:fs';
 import { create } from '@bufbuild/protobuf';
-import type { Configuration } from '../../shared/config/defaults.ts';
+import type { Configuration, FolderConfiguration } from '../../shared/config/defaults.ts';
 import { ErrorCode, type Response, ResponseSchema } from '../bep/bep_pb.ts';
 import { responseRoom } from '../bep/frames.ts';
-import { closeFd, openFd, readAt } from '../files/fd.ts';
+import { closeFd, readAt } from '../files/fd.ts';
+import { FolderFs, temporaryName } from '../files/folder-fs.ts';
 import { nameProblem } from '../bep/file-info.ts';
 import type { MessageOf } from '../bep/messages.ts';
 import { isInvalid } from '../index-db/file-record.ts';
@@ -12,12 +12,6 @@ import type { FileSummary, IndexDb } from '../index-db/index-db.ts';
 import { adler32 } from '../scanner/adler32.ts';
 import { hasSha256, MAX_BLOCK_SIZE } from '../scanner/blocks.ts';
 import { SlowReads } from './slow-reads.ts';
-
-/** Syncthing's temporary name for a file being pulled (lib/fs/tempname.go), where a resumed pull reads. */
-export function temporaryName(name: string): string {
-  const slash = name.lastIndexOf('/');
-  return `${name.slice(0, slash + 1)}.syncthing.${name.slice(slash + 1)}.tmp`;
-}
 
 /**
  * Answers other devices' requests for blocks of the folders shared with them, as Syncthing answers
@@ -32,7 +26,9 @@ export class BlockServer {
   /** Bytes of blocks being read and sent, and the requests waiting for room. */
   #inFlight = 0;
   readonly #waiting: Array<() => void> = [];
-  /** Files kept open, by path, with the reads under way in each (a file is closed only after them). */
+  /** Each folder's files, for the configuration it was made from. */
+  readonly #folderFs = new WeakMap<FolderConfiguration, FolderFs>();
+  /** Files kept open, by folder and name, with the reads under way in each (a file is closed only after them). */
   readonly #handles = new Map<string, Kept>();
   /** Records looked up since this device's records last changed (their generation), by folder and name. */
   #records: { generation: number; byName: Map<string, FileSummary | undefined> } = {
@@ -60,18 +56,23 @@ export class BlockServer {
     if (nameProblem(request.name) || offset < 0 || request.size < 0 || request.size > MAX_BLOCK_SIZE) {
       return reply(ErrorCode.GENERIC);
     }
+    let fs = this.#folderFs.get(folder);
+    if (!fs) this.#folderFs.set(folder, (fs = new FolderFs(folder.path, folder.markerName)));
+    // The folder's own files are never served (Syncthing's model.Request: ErrInvalid).
+    if (fs.isInternal(request.name)) return reply(ErrorCode.INVALID_FILE);
     const record = this.#record(folder.id, request.name);
     if (!record || record.deleted || record.type !== 'file') return reply(ErrorCode.NO_SUCH_FILE);
     if (isInvalid(record)) return reply(ErrorCode.INVALID_FILE);
-    const paths = [join(folder.path, request.name)];
-    if (request.fromTemporary) paths.unshift(join(folder.path, temporaryName(request.name)));
+    // Read through the folder's files: never through a symlinked parent, never a symlink itself.
+    const names = [request.name];
+    if (request.fromTemporary) names.unshift(temporaryName(request.name));
     // However many requests devices send at once, only so many bytes are read into memory at a time.
     await this.#room(request.size);
     try {
       // Read straight into the frame the answer goes out in.
       const room = responseRoom(request.id, request.size);
-      for (const path of paths) {
-        const data = await this.#read(path, offset, room);
+      for (const name of names) {
+        const data = await this.#read(fs, name, offset, room);
         if (!data) continue;
         // Checked as Syncthing checks what it serves: the weak hash when one is asked, else SHA-256.
         const weakMatch = request.weakHash !== 0 && adler32(data) === request.weakHash;
@@ -103,10 +104,10 @@ export class BlockServer {
   }
 
   /** `into`'s length in bytes at `offset`, read into it; undefined when the file is missing or shorter. */
-  async #read(path: string, offset: number, into: Buffer): Promise<Buffer | undefined> {
+  async #read(fs: FolderFs, name: string, offset: number, into: Buffer): Promise<Buffer | undefined> {
     if (into.length <= READ_NOW_MAX && !this.#slowReads.throughThreads(Date.now()))
-      return this.#readNow(path, offset, into);
-    const kept = await this.#open(path);
+      return this.#readNow(fs, name, offset, into);
+    const kept = await this.#open(fs, name);
     if (!kept) return undefined;
     try {
       const bytesRead = await readAt(kept.fd, into, into.length, offset);
@@ -127,11 +128,11 @@ export class BlockServer {
    * time so. Reads that make this thread wait (a disk, not the cache) send blocks through libuv's
    * threads for a while, so that a slow disk never holds up the event loop for long.
    */
-  #readNow(path: string, offset: number, into: Buffer): Buffer | undefined {
+  #readNow(fs: FolderFs, name: string, offset: number, into: Buffer): Buffer | undefined {
     const started = performance.now();
     let fd: number;
     try {
-      fd = openSync(path, 'r');
+      fd = fs.openSync(name, 'r');
     } catch {
       return undefined;
     }
@@ -150,14 +151,15 @@ export class BlockServer {
   }
 
   /** The file kept open, counted as read from until the caller's read is done. */
-  async #open(path: string): Promise<Kept | undefined> {
+  async #open(fs: FolderFs, name: string): Promise<Kept | undefined> {
+    const path = `${fs.root}\0${name}`;
     const kept = this.#handles.get(path);
     if (kept) {
       kept.timer.refresh();
       kept.reading += 1;
       return kept;
     }
-    const fd = await openFd(path, 'r').catch(() => undefined);
+    const fd = await fs.open(name, 'r').catch(() => undefined);
     if (fd === undefined) return undefined;
     const already = this.#handles.get(path);
     if (already) {

@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import { createServer, type Server, type TLSSocket } from 'node:tls';
 import { create } from '@bufbuild/protobuf';
 import type { Configuration, DeviceConfiguration } from '../../shared/config/defaults.ts';
-import { deviceId, deviceIdFromRaw } from '../../shared/device-id.ts';
+import { deviceId, deviceIdFromRaw, rawDeviceId } from '../../shared/device-id.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { versionInfo } from '../../shared/version.ts';
 import { ErrorCode, type Hello, RequestSchema, ResponseSchema } from '../bep/bep_pb.ts';
@@ -67,7 +67,7 @@ export interface DeviceStore {
   deviceStats(): Map<string, DeviceStats>;
   setDeviceStats(device: string, stats: DeviceStats): void;
   pendingFolders(): PendingFolder[];
-  putPendingFolder(entry: PendingFolder): void;
+  putPendingFolders(entries: readonly PendingFolder[]): void;
   dropPendingFolder(folder: string, device: string): boolean;
 }
 
@@ -82,7 +82,9 @@ export function memoryDeviceStore(): DeviceStore {
       [...folders.values()].sort(
         (a, b) => a.folder.localeCompare(b.folder) || a.device.localeCompare(b.device),
       ),
-    putPendingFolder: (entry) => void folders.set(key(entry.folder, entry.device), entry),
+    putPendingFolders: (entries) => {
+      for (const entry of entries) folders.set(key(entry.folder, entry.device), entry);
+    },
     dropPendingFolder: (folder, device) => folders.delete(key(folder, device)),
     pendingDevices: () => [...pending.values()].sort((a, b) => a.device.localeCompare(b.device)),
     addPendingDevice: (device) => {
@@ -122,6 +124,8 @@ const HANDSHAKE_TIMEOUT_MS = 10_000;
 // What Syncthing answers for a device never seen: the Unix epoch.
 const GO_UNIX_ZERO = '1970-01-01T00:00:00Z';
 const CLIENT_NAME = 'syncd';
+/** Devices kept as pending at most: past this, a new unknown device is refused without being listed. */
+export const MAX_PENDING_DEVICES = 1000;
 
 /**
  * The sync protocol's connections, one per device: incoming ones handed over by the supervisor,
@@ -348,6 +352,15 @@ export class DeviceConnections {
       const ignored = this.#config.remoteIgnoredDevices.some((device) => device.deviceID === peer);
       if (ignored) return 'the device is ignored';
       const time = new Date().toISOString();
+      const pending = this.#options.store.pendingDevices();
+      // However many strangers knock, the list the user sees stays short enough to read.
+      if (pending.length >= MAX_PENDING_DEVICES && !pending.some((entry) => entry.device === peer)) {
+        this.#log.debug(
+          { device: peer, address },
+          `device ${peer} refused; ${MAX_PENDING_DEVICES} devices are pending already`,
+        );
+        return 'unknown device';
+      }
       const added = this.#options.store.addPendingDevice({ device: peer, name, address, time });
       if (added) events.log('PendingDevicesChanged', { added: [{ deviceID: peer, name, address }] });
       events.log('DeviceRejected', { device: peer, name, address });
@@ -451,7 +464,7 @@ export class DeviceConnections {
     connection.session.send({ kind: 'ClusterConfig', body });
   }
 
-  #received(connection: Connection, message: BepMessage): void {
+  #received(connection: Connection, message: BepMessage): void | Promise<void> {
     const { session, device } = connection;
     this.#log.trace({ device, kind: message.kind }, `${message.kind} from ${device}`);
     switch (message.kind) {
@@ -470,12 +483,19 @@ export class DeviceConnections {
       case 'IndexUpdate': {
         const { folder, files } = message.body;
         const { exchange } = this.#options;
-        const problem = exchange
-          ? exchange.received(connection.peer, folder, files, message.kind === 'Index')
-          : foldersSharedWith(this.#config, device).has(folder)
-            ? undefined
-            : `${message.kind} for folder ${JSON.stringify(folder)}, which is not shared with this device`;
-        if (problem) session.close(`protocol error: ${problem}`);
+        // The session reads the next message once this one is kept.
+        if (exchange) {
+          return exchange
+            .received(connection.peer, folder, files, message.kind === 'Index')
+            .then((problem) => {
+              if (problem) session.close(`protocol error: ${problem}`);
+            });
+        }
+        if (!foldersSharedWith(this.#config, device).has(folder)) {
+          session.close(
+            `protocol error: ${message.kind} for folder ${JSON.stringify(folder)}, which is not shared with this device`,
+          );
+        }
         return;
       }
       case 'Request': {
@@ -514,17 +534,18 @@ export class DeviceConnections {
 
   #clusterConfigProblem(device: string, config: MessageOf<'ClusterConfig'>): string | undefined {
     const shared = foldersSharedWith(this.#config, device);
+    // Compared as bytes: a ClusterConfig may list up to the message's bound of devices.
+    const mine = rawDeviceId(this.#options.myId);
+    const theirs = rawDeviceId(device);
     for (const folder of config.folders) {
-      const ids: string[] = [];
       for (const entry of folder.devices) {
         if (entry.id.length !== 32)
           return `folder ${JSON.stringify(folder.id)} lists a device ID of ${entry.id.length} bytes`;
-        ids.push(deviceIdFromRaw(entry.id));
       }
       if (!shared.has(folder.id)) continue;
-      if (!ids.includes(this.#options.myId))
+      if (!folder.devices.some((entry) => mine.equals(entry.id)))
         return `this device is missing from folder ${JSON.stringify(folder.id)} in the ClusterConfig`;
-      if (!ids.includes(device))
+      if (!folder.devices.some((entry) => theirs.equals(entry.id)))
         return `the sending device is missing from folder ${JSON.stringify(folder.id)} in its ClusterConfig`;
     }
     return undefined;

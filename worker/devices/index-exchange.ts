@@ -4,6 +4,7 @@ import { deviceIdFromRaw } from '../../shared/device-id.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { type FileInfo, IndexSchema, IndexUpdateSchema } from '../bep/bep_pb.ts';
 import { fromFileInfo, toFileInfo } from '../bep/file-info.ts';
+import { isInternal } from '../files/folder-fs.ts';
 import type { MessageOf } from '../bep/messages.ts';
 import type { EventLog } from '../events/event-log.ts';
 import type { FileRecord } from '../index-db/file-record.ts';
@@ -16,6 +17,10 @@ const BATCH_BYTES = 250 * 1024;
 // The first message of an index is smaller: the device starts pulling from it while the rest is read
 // and encoded (2,000 files took about 100 ms of a fresh worker's thread before the device had any).
 const FIRST_BATCH_FILES = 100;
+// Files of a received index taken in one pass of the event loop, and written in one transaction.
+const SLICE_FILES = 1000;
+
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
 /** What the exchange needs of a connection: whom it is with, and a way to send. */
 export interface IndexPeer {
@@ -54,6 +59,8 @@ export class IndexExchange {
   readonly #peers = new Map<IndexPeer, Sent>();
   /** The last ClusterConfig of each connection, for what it says of folders shared later. */
   readonly #configs = new Map<IndexPeer, MessageOf<'ClusterConfig'>>();
+  /** Connections that ended: what is still being kept of their indexes stops. */
+  readonly #gone = new WeakSet<IndexPeer>();
 
   constructor(options: {
     db: IndexDb;
@@ -160,28 +167,48 @@ export class IndexExchange {
 
   /**
    * An Index or IndexUpdate from the device: kept, or the reason it breaks the rules (the connection
-   * then closes). The folder must be shared with the device.
+   * then closes; nothing of it is kept). The folder must be shared with the device. The work goes in
+   * slices, the event loop let go between them, and the writes in transactions of a slice each, so
+   * that a large index leaves the worker answering meanwhile.
    */
-  received(peer: IndexPeer, folder: string, files: FileInfo[], replace: boolean): string | undefined {
-    if (!foldersSharedWith(this.#config(), peer.device).has(folder)) {
-      return `${replace ? 'Index' : 'IndexUpdate'} for folder ${JSON.stringify(folder)}, which is not shared with this device`;
+  async received(
+    peer: IndexPeer,
+    folder: string,
+    files: FileInfo[],
+    replace: boolean,
+  ): Promise<string | undefined> {
+    const what = `${replace ? 'Index' : 'IndexUpdate'} for folder ${JSON.stringify(folder)}`;
+    const configured = this.#config().folders.find((entry) => entry.id === folder);
+    if (!configured || !foldersSharedWith(this.#config(), peer.device).has(folder)) {
+      return `${what}, which is not shared with this device`;
+    }
+    const records: FileRecord[] = [];
+    for (let at = 0; at < files.length; at += SLICE_FILES) {
+      if (at > 0) await nextTurn();
+      for (const info of files.slice(at, at + SLICE_FILES)) {
+        const record = fromFileInfo(info);
+        if (typeof record === 'string') return `${what}: ${record}`;
+        // The folder's own names are never taken from another device (Syncthing ignores them: its
+        // ShouldIgnore takes internal and temporary names).
+        if (!isInternal(record.name, configured.markerName)) records.push(record);
+      }
     }
     // The index ID its ClusterConfig gave, if it came before this folder was shared here.
     const announced = this.#configs.get(peer)?.folders.find((entry) => entry.id === folder);
     if (announced) this.#adopt(peer, folder, this.#entries(peer, announced).aboutThem?.indexId ?? 0n);
-    const records: FileRecord[] = [];
-    for (const info of files) {
-      const record = fromFileInfo(info);
-      if (typeof record === 'string')
-        return `${replace ? 'Index' : 'IndexUpdate'} for folder ${JSON.stringify(folder)}: ${record}`;
-      records.push(record);
+    for (let at = 0; at === 0 || at < records.length; at += SLICE_FILES) {
+      if (at > 0) await nextTurn();
+      // Gone meanwhile (the connection, or the sharing): what is left is not kept.
+      if (this.#gone.has(peer) || !foldersSharedWith(this.#config(), peer.device).has(folder)) {
+        return undefined;
+      }
+      this.#db.putRemote(folder, peer.device, records.slice(at, at + SLICE_FILES), replace && at === 0);
     }
-    this.#db.putRemote(folder, peer.device, records, replace);
     const { maxSequence } = this.#db.remoteIndex(folder, peer.device);
     this.#events.log('RemoteIndexUpdated', {
       device: peer.device,
       folder,
-      items: records.length,
+      items: files.length,
       sequence: maxSequence,
       version: maxSequence,
     });
@@ -191,6 +218,7 @@ export class IndexExchange {
 
   /** The connection ended. */
   forget(peer: IndexPeer): void {
+    this.#gone.add(peer);
     this.#peers.delete(peer);
     this.#configs.delete(peer);
   }

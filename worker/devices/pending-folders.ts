@@ -1,5 +1,5 @@
 import type { Configuration } from '../../shared/config/defaults.ts';
-import { deviceIdFromRaw } from '../../shared/device-id.ts';
+import { rawDeviceId } from '../../shared/device-id.ts';
 import type { MessageOf } from '../bep/messages.ts';
 import type { EventLog } from '../events/event-log.ts';
 import type { PendingFolder } from '../index-db/index-db.ts';
@@ -7,6 +7,10 @@ import { foldersSharedWith } from './cluster-config.ts';
 import type { DeviceStore } from './device-connections.ts';
 
 type OfferedFolder = MessageOf<'ClusterConfig'>['folders'][number];
+
+/** Folders kept as pending at most, from one device and in all (Syncthing keeps every one). */
+export const MAX_PER_DEVICE = 1000;
+export const MAX_PENDING = 10_000;
 
 /** By folder, the devices offering it and what each said of it. */
 type PendingFolderList = Record<
@@ -41,37 +45,40 @@ export class PendingFolders {
     return out;
   }
 
-  /** A device's ClusterConfig: what it offers and is not shared with it here is pending; what it no longer offers is not. */
+  /**
+   * A device's ClusterConfig: what it offers and is not shared with it here is pending; what it no
+   * longer offers is not. At most MAX_PER_DEVICE folders of a device, and MAX_PENDING in all, are kept.
+   */
   offered(device: string, folders: readonly OfferedFolder[], config: Configuration): void {
     const shared = foldersSharedWith(config, device);
     const ignored = new Set(
       config.devices.find((d) => d.deviceID === device)?.ignoredFolders.map((folder) => folder.id) ?? [],
     );
-    const expired = new Set(
-      this.#store
-        .pendingFolders()
-        .filter((p) => p.device === device)
-        .map((p) => p.folder),
-    );
+    const pending = this.#store.pendingFolders();
+    const expired = new Set(pending.filter((p) => p.device === device).map((p) => p.folder));
+    let room = MAX_PENDING - (pending.length - expired.size);
     // Syncthing's times here are whole seconds.
     const time = new Date(Math.floor(Date.now() / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+    const mine = rawDeviceId(this.#myId);
+    const theirs = rawDeviceId(device);
     const added = [];
+    const entries: PendingFolder[] = [];
     for (const folder of folders) {
       if (shared.has(folder.id) || ignored.has(folder.id)) continue;
+      if (entries.length >= MAX_PER_DEVICE || room <= 0) break;
+      room -= 1;
       expired.delete(folder.id);
-      const encrypted = (id: string) =>
-        folder.devices.some(
-          (entry) => deviceIdFromRaw(entry.id) === id && entry.encryptionPasswordToken.length > 0,
-        );
+      const encrypted = (id: Buffer) =>
+        folder.devices.some((entry) => id.equals(entry.id) && entry.encryptionPasswordToken.length > 0);
       const entry = {
         folder: folder.id,
         device,
         time,
         label: folder.label,
-        receiveEncrypted: encrypted(this.#myId),
-        remoteEncrypted: encrypted(device),
+        receiveEncrypted: encrypted(mine),
+        remoteEncrypted: encrypted(theirs),
       };
-      this.#store.putPendingFolder(entry);
+      entries.push(entry);
       added.push({
         folderID: entry.folder,
         folderLabel: entry.label,
@@ -82,6 +89,7 @@ export class PendingFolders {
       // Syncthing's deprecated event, still logged beside the new one.
       this.#events.log('FolderRejected', { folder: folder.id, folderLabel: folder.label, device });
     }
+    this.#store.putPendingFolders(entries);
     const removed = [...expired]
       .filter((folder) => this.#store.dropPendingFolder(folder, device))
       .map((folder) => ({ folderID: folder, deviceID: device }));

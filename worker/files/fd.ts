@@ -12,7 +12,7 @@ const settle =
   (error: Error | null, value?: T) =>
     error ? reject(error) : resolve(value as T);
 
-export function openFd(path: string, flags: string, mode = 0o666): Promise<number> {
+export function openFd(path: string, flags: string | number, mode = 0o666): Promise<number> {
   return new Promise((resolve, reject) => fs.open(path, flags, mode, settle(resolve, reject)));
 }
 

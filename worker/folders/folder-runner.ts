@@ -1,11 +1,11 @@
 import type { FileRecord } from '../index-db/file-record.ts';
 import { type FSWatcher, watch } from 'node:fs';
 import { mkdir, stat } from 'node:fs/promises';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { FolderConfiguration } from '../../shared/config/defaults.ts';
 import type { Logger } from '../../shared/logger.ts';
 import type { EventLog } from '../events/event-log.ts';
+import { folderRoot } from '../files/folder-fs.ts';
 import type { IndexDb } from '../index-db/index-db.ts';
 import type { HasherPool } from '../scanner/hasher-pool.ts';
 import { IGNORE_FILE, Ignores } from '../scanner/ignores.ts';
@@ -191,7 +191,7 @@ export class FolderRunner {
   /** The folder's path with a leading ~ made the home folder, as Syncthing expands it. */
   get path(): string {
     const { path } = this.#config;
-    return path === '~' ? homedir() : path.startsWith('~/') ? join(homedir(), path.slice(2)) : path;
+    return folderRoot(path);
   }
 
   start(): void {
@@ -416,9 +416,10 @@ export class FolderRunner {
   async #pullOnce(): Promise<void> {
     const { pull, events, logger } = this.#options;
     if (!pull || this.#config.paused || this.#state === 'error') return;
-    const { id, ignorePerms, ignoreDelete, label, maxConflicts, order } = this.#config;
+    const { id, ignorePerms, ignoreDelete, label, maxConflicts, order, markerName, minDiskFree } =
+      this.#config;
     const folder = {
-      ...{ id, path: this.path, ignorePerms, ignoreDelete, label, maxConflicts },
+      ...{ id, path: this.path, ignorePerms, ignoreDelete, label, maxConflicts, markerName, minDiskFree },
       // The configuration's decoding admits Syncthing's six orders only.
       order: order as PullOrder,
     };

@@ -60,7 +60,9 @@ export function isInvalid(record: Pick<FileRecord, 'invalid' | 'receiveOnlyChang
 
 /**
  * The vector after a change by `device`: its counter becomes the larger of its old value plus one and
- * the current Unix time in seconds, as Syncthing's rule says; counters stay sorted by ID.
+ * the current Unix time in seconds, as Syncthing's rule says (lib/protocol/vector.go updateWithNow);
+ * counters stay sorted by ID. The counter is a uint64, and at the top of its range it wraps as Go's
+ * does, to the time: the change is made and sent, as Syncthing makes it.
  */
 export function bumpVersion(
   version: Counter[],
@@ -70,7 +72,8 @@ export function bumpVersion(
   const next = version.map((counter) => ({ ...counter }));
   const own = next.find((counter) => counter.id === device);
   if (own) {
-    own.value = own.value + 1n > nowSeconds ? own.value + 1n : nowSeconds;
+    const next64 = BigInt.asUintN(64, own.value + 1n);
+    own.value = next64 > nowSeconds ? next64 : nowSeconds;
     return next;
   }
   next.push({ id: device, value: nowSeconds > 1n ? nowSeconds : 1n });

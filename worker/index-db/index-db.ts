@@ -610,9 +610,20 @@ export class IndexDb {
     }));
   }
 
-  putPendingFolder(entry: PendingFolder): void {
-    const { folder, device, time, label, receiveEncrypted, remoteEncrypted } = entry;
-    this.#statements.putPendingFolder.run(folder, device, time, label, +receiveEncrypted, +remoteEncrypted);
+  /** Records (or renews) what devices offer, in one transaction. */
+  putPendingFolders(entries: readonly PendingFolder[]): void {
+    this.#db.transaction(() => {
+      for (const { folder, device, time, label, receiveEncrypted, remoteEncrypted } of entries) {
+        this.#statements.putPendingFolder.run(
+          folder,
+          device,
+          time,
+          label,
+          +receiveEncrypted,
+          +remoteEncrypted,
+        );
+      }
+    })();
   }
 
   /** Forgets what a device offered of a folder; true when it was pending. */

@@ -1,5 +1,7 @@
 import { createHash, webcrypto } from 'node:crypto';
 import { closeSync, openSync, readSync } from 'node:fs';
+import { relative } from 'node:path';
+import { FolderFs } from '../files/folder-fs.ts';
 import { adler32Of, blockBuffer } from './adler32.ts';
 
 /** A block of a file as Syncthing indexes it: where it is, how long, its SHA-256 and Adler-32. */
@@ -52,6 +54,8 @@ export interface HashRange {
   blockSize: number;
   /** The whole file's size: the range that ends there also checks that nothing follows. */
   fileSize: number;
+  /** The folder `path` is in: then it is opened through the folder's files (see folder-fs.ts). */
+  root?: string;
 }
 
 /**
@@ -61,7 +65,8 @@ export interface HashRange {
  */
 export function hashRange(path: string, range: HashRange): Block[] {
   const { start, length, blockSize, fileSize } = range;
-  const fd = openSync(path, 'r');
+  const { root } = range;
+  const fd = root ? new FolderFs(root).openSync(relative(root, path), 'r') : openSync(path, 'r');
   try {
     // Read straight into the Adler-32 module's memory: hashed there by both sums without a copy.
     const buffer = blockBuffer(blockSize);

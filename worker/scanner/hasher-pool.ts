@@ -79,15 +79,16 @@ export class HasherPool {
 
   /**
    * The blocks of a file of `size` bytes. A large file is cut into ranges that several threads hash at
-   * once; an empty file is one empty block.
+   * once; an empty file is one empty block. With `root`, the folder `path` lies in, the file is opened
+   * through the folder's files (never through a symlinked parent, never a symlink).
    */
-  async hash(path: string, size: number, blockSize: number): Promise<Block[]> {
+  async hash(path: string, size: number, blockSize: number, root?: string): Promise<Block[]> {
     if (size === 0) return hashFile(path, 0, blockSize);
     const step = Math.max(blockSize, Math.floor(RANGE_BYTES / blockSize) * blockSize);
     const ranges: Array<Promise<Block[]>> = [];
     for (let start = 0; start < size; start += step) {
       ranges.push(
-        this.#range({ path, start, length: Math.min(step, size - start), blockSize, fileSize: size }),
+        this.#range({ path, start, length: Math.min(step, size - start), blockSize, fileSize: size, root }),
       );
     }
     return (await Promise.all(ranges)).flat();

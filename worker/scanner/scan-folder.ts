@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { folderRoot } from '../files/folder-fs.ts';
 import { bumpVersion, type FileRecord, withoutSequence } from '../index-db/file-record.ts';
 import type { FileSummary, IndexDb } from '../index-db/index-db.ts';
 import { equivalentAt, sameTime } from '../index-db/versions.ts';
@@ -76,6 +77,7 @@ export async function scanFolder(options: ScanOptions): Promise<ScanResult> {
   const under = options.under?.map((sub) =>
     sub === sub.normalize('NFC') ? sub : sub.slice(0, Math.max(0, sub.lastIndexOf('/'))),
   );
+  const root = folderRoot(folder.path);
   const known = db.summaries(folder.id);
   const problems: WalkProblem[] = [];
   const vanished: WalkProblem[] = [];
@@ -129,7 +131,9 @@ export async function scanFolder(options: ScanOptions): Promise<ScanResult> {
     );
     hashTotal += entry.size;
     try {
-      const blocks = await hasher.hash(join(folder.path, entry.name), entry.size, blockSize);
+      // Opened by the threads through the folder's files: never through a symlinked parent, never a
+      // symlink.
+      const blocks = await hasher.hash(join(root, entry.name), entry.size, blockSize, root);
       hashDone += entry.size;
       options.onProgress?.(hashDone, hashTotal);
       return { blocks, blockSize };

@@ -1,5 +1,4 @@
-import { lstatSync, readdirSync, readlinkSync, renameSync } from 'node:fs';
-import { join } from 'node:path';
+import { FolderFs } from '../files/folder-fs.ts';
 import type { FileRecord, FileType } from '../index-db/file-record.ts';
 import type { Ignores } from './ignores.ts';
 
@@ -31,13 +30,15 @@ export async function* walk(
   options: WalkOptions & { under?: string[]; markerName?: string },
 ): AsyncGenerator<DiskEntry[]> {
   const internal = new Set([...INTERNAL_ROOT_NAMES, options.markerName ?? '.stfolder']);
+  // Every name is read through the folder's files: a directory swapped for a symlink is not entered.
+  const fs = new FolderFs(root, options.markerName);
   const starts = options.under && options.under.length > 0 ? options.under : [''];
   const { ignores } = options;
   // Names still to visit, the next one last: a directory's listing goes on top of its later siblings.
   const stack: string[] = [];
   for (const start of [...starts].reverse()) {
     if (start === '') {
-      pushListing(stack, root, '', internal, options);
+      pushListing(stack, fs, '', internal, options);
       continue;
     }
     const base = start.slice(start.lastIndexOf('/') + 1);
@@ -53,10 +54,10 @@ export async function* walk(
     const ignored = ignores?.ignored(name) ?? false;
     // An ignored directory is not entered, unless a ! pattern may take something below it.
     if (ignored && !ignores?.hasIncludes) continue;
-    const entry = entryOf(root, name, options.problems);
+    const entry = entryOf(fs, name, options.problems);
     if (!entry) continue;
     if (!ignored) slice.push(entry);
-    if (entry.type === 'directory') pushListing(stack, root, name, internal, options);
+    if (entry.type === 'directory') pushListing(stack, fs, name, internal, options);
     if (performance.now() - sliceStarted > SLICE_MS) {
       yield slice;
       slice = [];
@@ -85,18 +86,17 @@ const SLICE_MS = 2;
 // files (at its root) and temporary files.
 function pushListing(
   stack: string[],
-  root: string,
+  fs: FolderFs,
   relative: string,
   internal: ReadonlySet<string>,
   options: WalkOptions,
 ): void {
-  const directory = join(root, relative);
   let names: string[];
   try {
-    names = readdirSync(directory);
+    names = fs.readdirSync(relative);
     // A name that is not valid UTF-8 reads as one with U+FFFD in it: only then are the raw bytes asked
     // for (a Buffer per name of every directory cost more than the rest of the listing).
-    if (names.some((name) => name.includes('\uFFFD'))) names = validNames(directory, relative, options);
+    if (names.some((name) => name.includes('\uFFFD'))) names = validNames(fs, relative, options);
   } catch (error) {
     options.unreadable.add(relative);
     options.problems.push({ name: relative || '.', error: describe(error) });
@@ -104,7 +104,7 @@ function pushListing(
   }
   const kept: string[] = [];
   for (const listed of names) {
-    const name = normalized(directory, relative, listed, options);
+    const name = normalized(fs, relative, listed, options);
     if (name === undefined || (relative === '' && internal.has(name)) || isTemporary(name)) continue;
     kept.push(relative === '' ? name : `${relative}/${name}`);
   }
@@ -114,12 +114,7 @@ function pushListing(
 
 // A listed name in NFC, as Syncthing's scanner takes it on Linux (walk.go normalizePath): renamed on
 // disk when nothing has the NFC name yet; undefined (and a problem) when it cannot be.
-function normalized(
-  directory: string,
-  relative: string,
-  name: string,
-  options: WalkOptions,
-): string | undefined {
+function normalized(fs: FolderFs, relative: string, name: string, options: WalkOptions): string | undefined {
   const nfc = name.normalize('NFC');
   if (nfc === name) return name;
   const problem = (error: string) => {
@@ -129,14 +124,18 @@ function normalized(
   if (!options.autoNormalize) {
     return problem('the name is not in Unicode NFC form (autoNormalize is off, so it is left out)');
   }
+  const within = (base: string) => (relative === '' ? base : `${relative}/${base}`);
   try {
-    lstatSync(join(directory, nfc));
-    return problem(`the name is not in Unicode NFC form, and its NFC form ${JSON.stringify(nfc)} exists too`);
+    if (fs.lstatSync(within(nfc))) {
+      return problem(
+        `the name is not in Unicode NFC form, and its NFC form ${JSON.stringify(nfc)} exists too`,
+      );
+    }
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return problem(describe(error));
+    return problem(describe(error));
   }
   try {
-    renameSync(join(directory, name), join(directory, nfc));
+    fs.renameSync(within(name), within(nfc));
     return nfc;
   } catch (error) {
     return problem(`the name is not in Unicode NFC form and could not be renamed to it: ${describe(error)}`);
@@ -144,9 +143,9 @@ function normalized(
 }
 
 // The names of a directory that are valid UTF-8; the others reported as problems.
-function validNames(directory: string, relative: string, options: WalkOptions): string[] {
+function validNames(fs: FolderFs, relative: string, options: WalkOptions): string[] {
   const valid: string[] = [];
-  for (const raw of readdirSync(directory, { encoding: 'buffer' })) {
+  for (const raw of fs.readdirBytesSync(relative)) {
     const name = raw.toString('utf8');
     if (Buffer.from(name, 'utf8').equals(raw)) valid.push(name);
     else
@@ -158,10 +157,11 @@ function validNames(directory: string, relative: string, options: WalkOptions): 
   return valid;
 }
 
-function entryOf(root: string, name: string, problems: WalkProblem[]): DiskEntry | undefined {
-  const path = join(root, name);
+function entryOf(fs: FolderFs, name: string, problems: WalkProblem[]): DiskEntry | undefined {
   try {
-    const stats = lstatSync(path, { bigint: true });
+    const stats = fs.lstatBigSync(name);
+    // Gone between the listing and now: as if it had never been listed.
+    if (!stats) return undefined;
     const type: FileType | undefined = stats.isDirectory()
       ? 'directory'
       : stats.isSymbolicLink()
@@ -178,7 +178,7 @@ function entryOf(root: string, name: string, problems: WalkProblem[]): DiskEntry
       permissions: type === 'symlink' ? 0 : Number(stats.mode & 0o777n),
       modifiedS: Number(stats.mtimeNs / 1_000_000_000n),
       modifiedNs: Number(stats.mtimeNs % 1_000_000_000n),
-      symlinkTarget: type === 'symlink' ? readlinkSync(path) : '',
+      symlinkTarget: type === 'symlink' ? fs.readlinkSync(name) : '',
     };
   } catch (error) {
     // Gone between the listing and now: as if it had never been listed.

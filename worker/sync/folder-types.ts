@@ -1,5 +1,4 @@
-import { lstat, rmdir, unlink } from 'node:fs/promises';
-import { join } from 'node:path';
+import { FolderFs } from '../files/folder-fs.ts';
 import {
   bumpVersion,
   type Counter,
@@ -72,6 +71,7 @@ export async function revertLocalChanges(
   const records: Unsequenced[] = [];
   const problems: WalkProblem[] = [];
   const directories: FileRecord[] = [];
+  const fs = new FolderFs(folder.path);
   const kept = [...db.iterate(folder.id)].filter((record) => record.receiveOnlyChanged);
   for (const record of kept) {
     const global = globalOfOthers(db, folder.id, record.name);
@@ -82,7 +82,9 @@ export async function revertLocalChanges(
     } else if (record.type === 'directory') {
       directories.push(record);
     } else {
-      const problem = await removeAsScanned(folder.path, record);
+      const problem = await removeAsScanned(fs, record).catch(
+        (error: Error) => `not removed: ${error.message}`,
+      );
       if (problem) problems.push({ name: record.name, error: problem });
       else records.push(deletion(record, shortId));
     }
@@ -90,7 +92,7 @@ export async function revertLocalChanges(
   // Directories last, the deepest first: each only if nothing is left in it.
   directories.sort((a, b) => (a.name < b.name ? 1 : a.name > b.name ? -1 : 0));
   for (const directory of directories) {
-    const error = await rmdir(join(folder.path, directory.name)).then(
+    const error = await fs.rmdir(directory.name).then(
       () => undefined,
       (caught: NodeJS.ErrnoException) => (caught.code === 'ENOENT' ? undefined : caught),
     );
@@ -117,9 +119,8 @@ function deletion(record: FileRecord, shortId: bigint): Unsequenced {
 }
 
 // Deletes a file or symlink only while it is what the index says: a change since is never lost.
-async function removeAsScanned(root: string, record: FileRecord): Promise<string | undefined> {
-  const path = join(root, record.name);
-  const stats = await lstat(path, { bigint: true }).catch(() => undefined);
+async function removeAsScanned(fs: FolderFs, record: FileRecord): Promise<string | undefined> {
+  const stats = fs.lstatBigSync(record.name);
   if (!stats) return undefined;
   const same =
     record.type === 'symlink'
@@ -129,7 +130,7 @@ async function removeAsScanned(root: string, record: FileRecord): Promise<string
         stats.mtimeNs / 1000n ===
           (BigInt(record.modifiedS) * 1_000_000_000n + BigInt(record.modifiedNs)) / 1000n;
   if (!same) return 'changed on disk since it was last scanned; not removed (scan, then revert again)';
-  await unlink(path);
+  await fs.unlink(record.name);
   return undefined;
 }
 

@@ -1,23 +1,18 @@
 import type { Stats } from 'node:fs';
-import {
-  chmod,
-  mkdir,
-  readdir,
-  readlink,
-  rename,
-  rm,
-  rmdir,
-  symlink,
-  unlink,
-  utimes,
-} from 'node:fs/promises';
-import { basename, dirname, extname, join } from 'node:path';
+import { basename, extname } from 'node:path';
 import { shortIdString } from '../../shared/device-id.ts';
 import type { Logger } from '../../shared/logger.ts';
-import { temporaryName } from '../devices/block-server.ts';
 import type { BlockRequest } from '../devices/device-connections.ts';
 import type { EventLog } from '../events/event-log.ts';
-import { closeFd, lstatOrNone, openFd, readAt, sizeOfFd, syncFd, truncateFd, writeAt } from '../files/fd.ts';
+import { closeFd, readAt, sizeOfFd, syncFd, truncateFd, writeAt } from '../files/fd.ts';
+import {
+  FolderFs,
+  NotADirectoryError,
+  parentOf,
+  temporaryName,
+  TraversesSymlinkError,
+} from '../files/folder-fs.ts';
+import { type DiskSpace, spaceProblem } from '../files/disk-space.ts';
 import { type FileRecord, withoutSequence } from '../index-db/file-record.ts';
 import { type IndexDb, LOCAL } from '../index-db/index-db.ts';
 import { hasSha256 } from '../scanner/blocks.ts';
@@ -39,6 +34,10 @@ export interface PullOptions {
     maxConflicts?: number;
     /** The order files are pulled in (Syncthing's folder `order`); default random. */
     order?: PullOrder;
+    /** The folder's marker, internal to it as `.stfolder` is. */
+    markerName?: string;
+    /** Free space to leave on the folder's disk (Syncthing's minDiskFree); a file that would not fit waits. */
+    minDiskFree?: DiskSpace;
   };
   db: IndexDb;
   /** Devices connected now. */
@@ -89,6 +88,7 @@ export async function pullFolder(options: PullOptions): Promise<{
   last?: { name: string; deleted: boolean; at: Date };
 }> {
   const { folder, db } = options;
+  const fs = new FolderFs(folder.path, folder.markerName);
   // What the global versions say this device needs; with ignoreDelete, other devices' deletions stay undone.
   const work = folderNeed(db, folder.id).needed.filter(
     (item) => !(item.global.deleted && folder.ignoreDelete),
@@ -145,7 +145,7 @@ export async function pullFolder(options: PullOptions): Promise<{
     options.events.log('ItemStarted', { folder: folder.id, item: item.name, type, action });
     let error: string | null = null;
     try {
-      const copy = await pullOne(options, item, here, budget, made);
+      const copy = await pullOne(options, fs, item, here, budget, made);
       if (copy) conflicts.push(copy);
       done.push(withoutSequence(item.global));
       if (done.length >= RECORD_BATCH) flush();
@@ -221,27 +221,36 @@ type BlocksHere = () => Map<string, { name: string; offset: number; size: number
 
 async function pullOne(
   options: PullOptions,
+  fs: FolderFs,
   item: NeededItem,
   here: BlocksHere,
   budget: ByteBudget,
   made: Set<string>,
 ): Promise<string | undefined> {
   const { folder } = options;
-  const path = join(folder.path, item.name);
-  const onDisk = await lstatOrNone(path);
+  const { name, global, own: local } = item;
+  let onDisk: Stats | undefined;
+  try {
+    onDisk = await fs.lstat(name);
+  } catch (error) {
+    // Behind a symlink or a file nothing is deleted, and nothing is there to delete (Syncthing's
+    // checkToBeDeleted); anything else is refused there.
+    const behind = error instanceof TraversesSymlinkError || error instanceof NotADirectoryError;
+    if (behind && global.deleted) return;
+    throw error;
+  }
   // What is on disk must be what the index says of it: anything else is a change a scan has to see first.
-  if (onDisk && (!item.own || item.own.deleted || !matches(onDisk, item.own))) {
+  if (onDisk && (!local || local.deleted || !matches(onDisk, local))) {
     throw new Error('changed on disk since it was last scanned; it is taken up after the next scan');
   }
-  if (!onDisk && item.own && !item.own.deleted) {
+  if (!onDisk && local && !local.deleted) {
     throw new Error('gone from disk since it was last scanned; it is taken up after the next scan');
   }
-  const { global, own: local } = item;
   // The same content already (a reset rebuilt the index, or both sides made the same change): only the
   // version is taken, and the file is left as it is.
   if (onDisk && local && equivalent(local, global, folder.ignorePerms)) {
     // Its time becomes the version's, so that the next scan finds it as the index says.
-    if (global.type === 'file') await utimes(path, ...twice(global));
+    if (global.type === 'file') await fs.lutimes(name, ...twice(global));
     return;
   }
   const conflict =
@@ -253,42 +262,48 @@ async function pullOne(
   if (global.deleted) {
     // A change beats a deletion (Syncthing's conflict rule): a deletion that is global never meets one.
     if (!onDisk) return;
-    if (onDisk.isDirectory()) await rmdir(path);
-    else await unlink(path);
+    if (onDisk.isDirectory()) await fs.rmdir(name);
+    else await fs.unlink(name);
     return;
   }
   // Each parent directory made (or found) once per pull, not asked for again with every file in it.
-  if (!made.has(dirname(path))) {
-    await mkdir(dirname(path), { recursive: true });
-    made.add(dirname(path));
+  const parent = parentOf(name);
+  if (!made.has(parent)) {
+    fs.mkdirAll(parent);
+    made.add(parent);
   }
   if (global.type === 'directory') {
     if (onDisk && !onDisk.isDirectory()) throw new Error('a file is where the directory goes');
-    if (!onDisk) await mkdir(path);
-    if (!folder.ignorePerms && !global.noPermissions) await chmod(path, global.permissions & 0o777);
+    if (!onDisk) await fs.mkdir(name);
+    if (!folder.ignorePerms && !global.noPermissions) await fs.chmod(name, global.permissions & 0o777);
     return;
   }
-  const copy = conflict ? await keepConflict(folder, item.name, local?.modifiedBy ?? 0n) : undefined;
+  if (global.type === 'file') {
+    // A file that cannot fit is not asked for (Syncthing's CheckAvailableSpace); the others go on.
+    const problem = await spaceProblem(fs.root, global.size, folder.minDiskFree, folderDescription(folder));
+    if (problem) throw new Error(problem);
+  }
+  const copy = conflict ? await keepConflict(folder, name, local?.modifiedBy ?? 0n, fs) : undefined;
   if (!conflict && onDisk?.isDirectory()) throw new Error('a directory is where the file goes');
-  const temporary = join(folder.path, temporaryName(item.name));
+  const temporary = temporaryName(name);
   if (global.type === 'symlink') {
-    await rm(temporary, { force: true });
-    await symlink(global.symlinkTarget, temporary);
+    await fs.unlink(temporary).catch(ignoreMissing);
+    await fs.symlink(global.symlinkTarget, temporary);
   } else {
-    await buildFile(options, item, temporary, conflict ? undefined : path, here, budget);
-    if (!folder.ignorePerms && !global.noPermissions) await chmod(temporary, global.permissions & 0o777);
-    await utimes(temporary, ...twice(global));
+    await buildFile(options, fs, item, temporary, conflict ? undefined : name, here, budget);
+    if (!folder.ignorePerms && !global.noPermissions) await fs.chmod(temporary, global.permissions & 0o777);
+    await fs.lutimes(temporary, ...twice(global));
   }
   // The last moment to find the file changed under the pull: then the new version waits (in its
   // temporary file, reused by the next try) rather than overwrite a change.
-  const now = await lstatOrNone(path);
+  const now = await fs.lstat(name);
   if (!conflict && onDisk && (!now || !sameStat(now, onDisk))) {
     throw new Error('changed on disk while it was pulled; it is taken up after the next scan');
   }
   // Where nothing was (or the losing version was moved away), something new must not be overwritten.
   if ((conflict || !onDisk) && now) throw new Error('a new file appeared while it was pulled');
-  await rename(temporary, path);
-  if (global.type === 'symlink' && (await readlink(path)) !== global.symlinkTarget) {
+  await fs.rename(temporary, name);
+  if (global.type === 'symlink' && fs.readlinkSync(name) !== global.symlinkTarget) {
     throw new Error('the symlink changed while it was made');
   }
   return copy;
@@ -297,9 +312,10 @@ async function pullOne(
 /** Writes the file's blocks into `temporary`: from there, from the old version, or from the devices. */
 async function buildFile(
   options: PullOptions,
+  fs: FolderFs,
   item: NeededItem,
   temporary: string,
-  oldPath: string | undefined,
+  oldName: string | undefined,
   here: BlocksHere,
   budget: ByteBudget,
 ): Promise<void> {
@@ -307,17 +323,17 @@ async function buildFile(
   // A temporary file left by an interrupted pull holds blocks to reuse; a new one holds nothing. Made
   // new first, as it nearly always is: one call, where trying the left one first cost a failed open
   // and its error for every file.
-  const created = await openFd(temporary, 'wx+').catch((error: NodeJS.ErrnoException) =>
-    error.code === 'EEXIST' ? undefined : Promise.reject(error),
-  );
-  const left = created === undefined ? await openFd(temporary, 'r+') : undefined;
+  const created = await fs
+    .open(temporary, 'wx+')
+    .catch((error: NodeJS.ErrnoException) => (error.code === 'EEXIST' ? undefined : Promise.reject(error)));
+  const left = created === undefined ? await fs.open(temporary, 'r+') : undefined;
   const fd = (created ?? left) as number;
   let resumed = false;
   let old: number | undefined;
   let failure: { error: unknown } | undefined;
   try {
     resumed = left !== undefined && (await sizeOfFd(left)) > 0;
-    if (oldPath && local && !local.deleted) old = await openFd(oldPath, 'r').catch(() => undefined);
+    if (oldName && local && !local.deleted) old = await fs.open(oldName, 'r').catch(() => undefined);
     // A new file grows to its size with its blocks; one left by an interrupted pull may be longer.
     if (left !== undefined) await truncateFd(fd, global.size);
     const oldBlocks = new Map<string, { offset: number; size: number }>();
@@ -352,7 +368,7 @@ async function buildFile(
             let data = await fromOld(old, oldBlocks.get(hex), block.hash);
             if (!data) {
               source = 'copiedFromElsewhere';
-              data = await fromElsewhere(options.folder.path, here().get(hex), block.hash);
+              data = await fromElsewhere(fs, here().get(hex), block.hash);
             }
             if (data) {
               await written(data, block.offset);
@@ -414,12 +430,12 @@ async function fromOld(
 
 /** A block another file of the folder has (a renamed or copied file): read there, and checked. */
 async function fromElsewhere(
-  root: string,
+  fs: FolderFs,
   where: { name: string; offset: number; size: number } | undefined,
   hash: Buffer,
 ): Promise<Buffer | undefined> {
   if (!where) return undefined;
-  const fd = await openFd(join(root, where.name), 'r').catch(() => undefined);
+  const fd = await fs.open(where.name, 'r').catch(() => undefined);
   if (fd === undefined) return undefined;
   try {
     return await readChecked(fd, where.offset, where.size, hash);
@@ -491,26 +507,38 @@ export async function keepConflict(
   folder: PullOptions['folder'],
   name: string,
   modifiedBy: bigint,
+  fs = new FolderFs(folder.path, folder.markerName),
 ): Promise<string | undefined> {
-  const path = join(folder.path, name);
   const max = folder.maxConflicts ?? 10;
   if (CONFLICT_COPY.test(basename(name)) || max === 0) {
-    await rm(path, { force: true });
+    await fs.unlink(name).catch(ignoreMissing);
     return undefined;
   }
   const copy = conflictName(name, modifiedBy);
-  await rename(path, join(folder.path, copy));
+  await fs.rename(name, copy);
   if (max > 0) {
     const ext = extname(name);
     const stem = basename(name).slice(0, basename(name).length - ext.length);
-    const copies = (await readdir(dirname(path)))
+    const parent = parentOf(name);
+    const copies = (await fs.readdir(parent))
       .filter((entry) => entry.startsWith(`${stem}.sync-conflict-`) && entry.endsWith(ext))
       .filter((entry) => CONFLICT_COPY.test(entry))
       .sort()
       .reverse();
-    for (const old of copies.slice(max)) await rm(join(dirname(path), old), { force: true });
+    for (const old of copies.slice(max)) {
+      await fs.unlink(parent === '' ? old : `${parent}/${old}`).catch(ignoreMissing);
+    }
   }
   return copy;
+}
+
+function ignoreMissing(error: NodeJS.ErrnoException): void {
+  if (error.code !== 'ENOENT') throw error;
+}
+
+// Syncthing's FolderConfiguration.Description: the label quoted and the ID, or the ID alone.
+function folderDescription(folder: PullOptions['folder']): string {
+  return folder.label ? `${JSON.stringify(folder.label)} (${folder.id})` : folder.id;
 }
 
 // Syncthing's conflict copy names: NAME.sync-conflict-YYYYMMDD-HHMMSS[-MODIFIER][.EXT].

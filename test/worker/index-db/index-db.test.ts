@@ -131,6 +131,11 @@ t.test('version vectors: Syncthing’s counter rule and its REST spelling', asyn
     ],
     'sorted by ID',
   );
+  t.same(
+    bumpVersion([{ id: me, value: 2n ** 64n - 1n }], me, 100n),
+    [{ id: me, value: 100n }],
+    'a counter at the top of its range wraps to the time, as Go’s uint64 does',
+  );
   t.equal(shortIdString(0x1afc7fa2cc48d476n), 'DL6H7IW', 'as Syncthing writes the short ID of DL6H7IW-…');
   t.same(versionStrings([{ id: 0x1afc7fa2cc48d476n, value: 7n }]), ['DL6H7IW:7']);
 });

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, readFile, readlink, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { temporaryName } from '../../../worker/devices/block-server.ts';
+import { temporaryName } from '../../../worker/files/folder-fs.ts';
 import type { BlockRequest } from '../../../worker/devices/device-connections.ts';
 import { EventLog } from '../../../worker/events/event-log.ts';
 import type { FileRecord } from '../../../worker/index-db/file-record.ts';
