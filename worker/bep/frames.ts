@@ -332,13 +332,10 @@ export class FrameReader {
     queue.skip(headerLength + 4);
     let body: Uint8Array = queue.take(length);
     if (header.compression === MessageCompression.LZ4) {
-      const compressed = body.length;
-      body = decode('LZ4 body', () => lz4Decompress(body, this.#maxMessageBytes));
-      if (body.length > RATIO_CHECKED_FROM && body.length > compressed * MAX_RATIO) {
-        throw new ProtocolError(
-          `a message of ${compressed} bytes decompressed to ${body.length}, over the limit of ${MAX_RATIO} times`,
-        );
-      }
+      // Refused by its size prefix, before anything is allocated for it: more than the limit, or more
+      // than MAX_RATIO times its compressed size past RATIO_CHECKED_FROM.
+      const limit = Math.min(this.#maxMessageBytes, Math.max(RATIO_CHECKED_FROM, body.length * MAX_RATIO));
+      body = decode('LZ4 body', () => lz4Decompress(body, limit));
     } else if (header.compression !== MessageCompression.NONE) {
       throw new ProtocolError(`unknown message compression ${header.compression}`);
     }

@@ -298,7 +298,7 @@ t.test(
       ['a malformed Hello', () => new FrameReader(), hex('2ea7d90b 0002 0aff'), /malformed Hello/],
       ['a header length out of range', afterHello, hex('8000'), /header length 32768/],
       [
-        'a message over 500 MB',
+        'a message over 16 MiB',
         afterHello,
         hex('0000 ffffffff'),
         /message length 4294967295 is over the limit/,
@@ -373,4 +373,75 @@ t.test('random bytes after a Hello never throw anything but a ProtocolError', as
     }
   }
   t.ok(refused > 0, `${refused} of 3000 refused, the rest incomplete or well formed`);
+});
+
+// A length-delimited protobuf field, built by hand: what a schema would not let a test send.
+function field(no: number, body: Uint8Array): Buffer {
+  return Buffer.concat([varint(no * 8 + 2), varint(body.length), body]);
+}
+function varint(value: number): Buffer {
+  const out: number[] = [];
+  for (; value >= 0x80; value = Math.floor(value / 128)) out.push((value % 128) | 0x80);
+  out.push(value);
+  return Buffer.from(out);
+}
+// A frame of `type` around `body`, LZ4-compressed as Syncthing frames it when `compressed`.
+function frame(type: MessageType, body: Uint8Array, compressed = false): Buffer {
+  const payload = compressed ? (lz4Compress(body) as Buffer) : body;
+  const header = toBinary(HeaderSchema, create(HeaderSchema, { type, compression: compressed ? 1 : 0 }));
+  const length = Buffer.alloc(4);
+  length.writeUInt32BE(payload.length);
+  return Buffer.concat([Buffer.from([0, header.length]), header, length, payload]);
+}
+
+t.test('every message is bounded on its wire bytes before an object is made of them', async (t) => {
+  const folder = field(1, Buffer.from('f'));
+  const emptyFiles = (n: number) => Buffer.concat([folder, Buffer.alloc(n * 2, Buffer.from([0x12, 0x00]))]);
+  const cases: Array<[string, Buffer, RegExp]> = [
+    [
+      'an Index of 10,001 files',
+      frame(MessageType.INDEX, emptyFiles(10_001)),
+      /Index over a limit: more than 10000 files/,
+    ],
+    [
+      'an IndexUpdate of 8 million files, 63 KB compressed',
+      frame(MessageType.INDEX_UPDATE, emptyFiles(8_000_000), true),
+      /over the limit of/,
+    ],
+    [
+      'a file of 200,001 blocks',
+      frame(
+        MessageType.INDEX,
+        Buffer.concat([folder, field(2, Buffer.alloc(200_001 * 3, Buffer.from([0x82, 0x01, 0x00])))]),
+      ),
+      /more than 200000 entries/,
+    ],
+    [
+      'a folder label of 1,025 bytes',
+      frame(
+        MessageType.CLUSTER_CONFIG,
+        field(1, Buffer.concat([field(1, Buffer.from('f')), field(2, Buffer.alloc(1025, 0x61))])),
+      ),
+      /ClusterConfig over a limit: a folder label of 1025 bytes, over the limit of 1024/,
+    ],
+    [
+      'a file name of 4,097 bytes',
+      frame(MessageType.INDEX, Buffer.concat([folder, field(2, field(1, Buffer.alloc(4097, 0x61)))])),
+      /a file name of 4097 bytes/,
+    ],
+    [
+      '2 MiB of zeros in 8 KiB of LZ4',
+      frame(
+        MessageType.INDEX,
+        Buffer.concat([folder, field(2, field(1, Buffer.alloc(2 * 1024 * 1024)))]),
+        true,
+      ),
+      /malformed LZ4 body: compressed message claims \d+ bytes, over the limit of/,
+    ],
+  ];
+  for (const [what, bytes, message] of cases) {
+    t.throws(() => readAll(afterHello(), bytes), { name: 'ProtocolError', message }, what);
+  }
+  const legal = readAll(afterHello(), frame(MessageType.INDEX, emptyFiles(10_000), true));
+  t.equal(legal.length, 1, 'an Index of 10,000 files, at the bound, is read');
 });

@@ -5,7 +5,8 @@ import { create } from '@bufbuild/protobuf';
 import t, { type Test } from 'tap';
 import { ClusterConfigSchema, PingSchema, ResponseSchema } from '../../../worker/bep/bep_pb.ts';
 import type { BepMessage } from '../../../worker/bep/messages.ts';
-import { BepSession } from '../../../worker/bep/session.ts';
+import { encodeHello, encodeMessage } from '../../../worker/bep/frames.ts';
+import { BepSession, MAX_ANSWERING_BYTES } from '../../../worker/bep/session.ts';
 import { clientOptions, serverOptions } from '../../../worker/bep/tls-options.ts';
 import { testDevice } from '../../helpers/device.ts';
 
@@ -134,3 +135,93 @@ t.test(
     }
   },
 );
+
+/** A session accepting a raw TLS client, not started: the test writes frames by hand and starts it. */
+async function unstarted(t: Test) {
+  const credentials = await testDevice();
+  let accepted: ((session: BepSession) => void) | undefined;
+  const made = new Promise<BepSession>((resolve) => (accepted = resolve));
+  const server = createServer(serverOptions(credentials, 5000), (socket) => {
+    const session = new BepSession(socket);
+    session.exchangeHello(hello).catch(() => {});
+    accepted?.(session);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const client = connect({
+    ...clientOptions(credentials),
+    port: (server.address() as AddressInfo).port,
+    host: '127.0.0.1',
+  });
+  client.on('error', () => {});
+  t.teardown(() => {
+    client.destroy();
+    server.close();
+  });
+  await new Promise<void>((resolve) => client.once('secureConnect', resolve));
+  const session = await made;
+  t.teardown(() => session.socket.destroy());
+  return { session, client };
+}
+
+const settle = () => new Promise((resolve) => setTimeout(resolve, 100));
+
+t.test('nothing after the Hello is read until the session starts', async (t) => {
+  const { session, client } = await unstarted(t);
+  // Not BEP at all after the Hello: read, it would close the session.
+  client.write(Buffer.concat([encodeHello(hello), Buffer.from('0000ffffffff', 'hex')]));
+  await settle();
+  t.equal(session.ended, undefined, 'not read before the start');
+  session.start(() => {}, 'never');
+  t.match(session.ended, { reason: /protocol error: message length 4294967295 is over the limit/ });
+});
+
+t.test('a handler’s promise holds the next message until it settles', async (t) => {
+  const { session, client } = await unstarted(t);
+  const seen: string[] = [];
+  let release: (() => void) | undefined;
+  session.start((message) => {
+    seen.push(message.kind);
+    if (message.kind === 'ClusterConfig') return new Promise<void>((resolve) => (release = resolve));
+  }, 'never');
+  const ping = encodeMessage({ kind: 'Ping', body: create(PingSchema) });
+  client.write(
+    Buffer.concat([
+      encodeHello(hello),
+      encodeMessage({ kind: 'ClusterConfig', body: create(ClusterConfigSchema) }),
+      ping,
+      ping,
+    ]),
+  );
+  while (!release) await new Promise((resolve) => setTimeout(resolve, 10));
+  await settle();
+  t.same(seen, ['ClusterConfig'], 'the Pings wait');
+  release();
+  while (seen.length < 3) await new Promise((resolve) => setTimeout(resolve, 10));
+  t.same(seen, ['ClusterConfig', 'Ping', 'Ping']);
+});
+
+t.test('answers in flight past their bound stop the reading until they are written', async (t) => {
+  const { session, client } = await unstarted(t);
+  session.start(() => {}, 'never');
+  client.write(
+    Buffer.concat([
+      encodeHello(hello),
+      encodeMessage({ kind: 'ClusterConfig', body: create(ClusterConfigSchema) }),
+    ]),
+  );
+  const answers: Array<() => void> = [];
+  const block = 1024 * 1024;
+  for (let id = 0; id * block <= MAX_ANSWERING_BYTES; id++) {
+    session.answer(
+      block,
+      new Promise((resolve) =>
+        answers.push(() => resolve(create(ResponseSchema, { id, data: randomBytes(16) }))),
+      ),
+    );
+  }
+  t.ok(session.socket.isPaused(), 'not read while more than the bound is in flight');
+  t.ok(session.answering > MAX_ANSWERING_BYTES);
+  for (const answer of answers) answer();
+  while (session.answering > 0) await new Promise((resolve) => setTimeout(resolve, 10));
+  t.notOk(session.socket.isPaused(), 'read again once they are written');
+});
