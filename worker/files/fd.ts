@@ -35,6 +35,15 @@ export function syncFd(fd: number): Promise<void> {
   return new Promise((resolve, reject) => fs.fsync(fd, settle(resolve, reject)));
 }
 
+export function chmodFd(fd: number, mode: number): Promise<void> {
+  return new Promise((resolve, reject) => fs.fchmod(fd, mode, settle(resolve, reject)));
+}
+
+/** Sets the access and modification times, in seconds. */
+export function timesFd(fd: number, atime: number, mtime: number): Promise<void> {
+  return new Promise((resolve, reject) => fs.futimes(fd, atime, mtime, settle(resolve, reject)));
+}
+
 export function truncateFd(fd: number, length: number): Promise<void> {
   return new Promise((resolve, reject) => fs.ftruncate(fd, length, settle(resolve, reject)));
 }

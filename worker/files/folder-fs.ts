@@ -65,6 +65,11 @@ export function parentOf(name: string): string {
   return name.slice(0, Math.max(0, name.lastIndexOf('/')));
 }
 
+// `name`'s base name, in the directory that holds the entry `at`.
+function sibling(at: string, name: string): string {
+  return `${at.slice(0, at.lastIndexOf('/'))}/${name.slice(name.lastIndexOf('/') + 1)}`;
+}
+
 /** Whether a base name is one of Syncthing's temporary names (lib/fs/tempname.go IsTemporary). */
 export function isTemporary(name: string): boolean {
   const base = name.slice(name.lastIndexOf('/') + 1);
@@ -216,6 +221,11 @@ export class FolderFs {
     this.#refuseInternal(from);
     const source = this.#parentSync(from, false);
     try {
+      // Within one directory (a pulled file's temporary), it is opened once.
+      if (parentOf(from) === parentOf(to)) {
+        await rename(source.at, sibling(source.at, to));
+        return;
+      }
       const target = this.#parentSync(to, false);
       try {
         await rename(source.at, target.at);
@@ -270,10 +280,7 @@ export class FolderFs {
     this.#refuseInternal(to);
     const parent = this.#parentSync(from, false);
     try {
-      renameSync(
-        parent.at,
-        `${parent.at.slice(0, parent.at.lastIndexOf('/'))}/${to.slice(to.lastIndexOf('/') + 1)}`,
-      );
+      renameSync(parent.at, sibling(parent.at, to));
     } finally {
       parent.close();
     }
@@ -333,6 +340,8 @@ export class FolderFs {
     }
     const base = whole ? '.' : (parts.pop() as string);
     if (!PROC_FD) return this.#checkedParent(parts, base, create);
+    // The root is opened for each operation: a descriptor kept would outlive a root removed and made
+    // again, and what is done in it would be lost with it.
     let fd = openSync(this.root, O_RDONLY | O_DIRECTORY);
     let walked = '';
     try {

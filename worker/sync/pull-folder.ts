@@ -4,7 +4,7 @@ import { shortIdString } from '../../shared/device-id.ts';
 import type { Logger } from '../../shared/logger.ts';
 import type { BlockRequest } from '../devices/device-connections.ts';
 import type { EventLog } from '../events/event-log.ts';
-import { closeFd, readAt, sizeOfFd, syncFd, truncateFd, writeAt } from '../files/fd.ts';
+import { chmodFd, closeFd, readAt, sizeOfFd, syncFd, timesFd, truncateFd, writeAt } from '../files/fd.ts';
 import {
   FolderFs,
   NotADirectoryError,
@@ -291,8 +291,6 @@ async function pullOne(
     await fs.symlink(global.symlinkTarget, temporary);
   } else {
     await buildFile(options, fs, item, temporary, conflict ? undefined : name, here, budget);
-    if (!folder.ignorePerms && !global.noPermissions) await fs.chmod(temporary, global.permissions & 0o777);
-    await fs.lutimes(temporary, ...twice(global));
   }
   // The last moment to find the file changed under the pull: then the new version waits (in its
   // temporary file, reused by the next try) rather than overwrite a change.
@@ -309,7 +307,10 @@ async function pullOne(
   return copy;
 }
 
-/** Writes the file's blocks into `temporary`: from there, from the old version, or from the devices. */
+/**
+ * Writes the file's blocks into `temporary` (from there, from the old version, or from the devices),
+ * then gives it the version's permissions and time.
+ */
 async function buildFile(
   options: PullOptions,
   fs: FolderFs,
@@ -397,6 +398,10 @@ async function buildFile(
     } finally {
       tracker?.done();
     }
+    // Its permissions and time, on the file itself, as it is still open.
+    const { folder } = options;
+    if (!folder.ignorePerms && !global.noPermissions) await chmodFd(fd, global.permissions & 0o777);
+    await timesFd(fd, ...twice(global));
     await syncFd(fd);
   } catch (error) {
     failure = { error };
