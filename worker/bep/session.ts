@@ -29,17 +29,24 @@ export const SYNCTHING_TIMES: SessionTimes = {
 };
 
 /**
- * Bytes of answers to a device's Requests in flight on one connection: asked for and not yet written to
- * the socket (Syncthing's maxConcurrentIncomingRequestKiB, per connection: a device pulling keeps at
- * most its pullerMaxPendingKiB, 32 MiB, asked for). Past this, the connection is not read until
- * answers have gone out: a device that asks and never reads holds this much, and no more.
+ * Bytes of answers to a device's Requests in flight on one connection: being read, or waiting to be
+ * written to the socket (Syncthing's maxConcurrentIncomingRequestKiB semantics, per connection; a
+ * Syncthing pulling keeps at most its pullerMaxPendingKiB, 32 MiB, asked for). Requests past this wait
+ * their turn, as Syncthing's wait for its limiter: a device that asks and never reads holds this
+ * much of answers, and no more.
  */
 export const MAX_ANSWERING_BYTES = 32 * 1024 * 1024;
-// Bytes of other messages waiting for a socket that does not drain, before it stops being read.
-const MAX_WAITING_BYTES = 4 * 1024 * 1024;
+/**
+ * Requests waiting for their turn, past which the connection is not read until some are answered.
+ * The reading goes on below it, as Syncthing's does, so that two devices pulling from each other
+ * never wait on each other's reading; neither Syncthing's puller nor syncd's asks for this many.
+ */
+export const MAX_WAITING_REQUESTS = 4096;
 // Bytes received and not yet read as frames while reading is held: what a peer that ignores a pause
 // may push before it is cut off.
 const MAX_HELD_BYTES = 2 * MAX_MESSAGE_BYTES;
+
+type Hold = 'start' | 'handling' | 'requests';
 
 /** What a message handler may answer: nothing, or a promise; the next message waits for it. */
 export type MessageHandler = (message: BepMessage) => void | Promise<unknown>;
@@ -64,13 +71,13 @@ export class BepSession {
   #hello: ((hello: Hello) => void) | undefined;
   #helloRead = false;
   #onMessage: MessageHandler | undefined;
-  /** Why the connection is not read now: not started, a message being handled, answers or writes backed up. */
-  readonly #holds = new Set<'start' | 'handling' | 'answers' | 'writes'>();
-  /** Bytes of answers to Requests not yet written (see MAX_ANSWERING_BYTES). */
+  /** Why the connection is not read now: not started, a message being handled, requests piling up. */
+  readonly #holds = new Set<Hold>();
+  /** Bytes of answers to Requests not yet written (see MAX_ANSWERING_BYTES), and the requests waiting. */
   #answering = 0;
+  #waitingAnswers: Array<{ size: number; produce: () => Promise<Response> }> = [];
   /** What to call once a frame is written, for those that wait in #waiting or #waitingBulk. */
   readonly #afterWrite = new WeakMap<Buffer, () => void>();
-  #waitingBytes = 0;
   /** Frames waiting for the socket to drain, in order, but large Responses after the rest (see #write). */
   #waiting: Buffer[] = [];
   #waitingBulk: Buffer[] = [];
@@ -158,23 +165,40 @@ export class BepSession {
   }
 
   /**
-   * Answers a Request with the Response `answer` resolves with; its `size` bytes count as in flight
-   * on this connection until written, and past MAX_ANSWERING_BYTES the connection is not read.
+   * Answers a Request with the Response `produce` makes; its `size` bytes count as in flight on this
+   * connection from then until written. Past MAX_ANSWERING_BYTES it waits its turn (nothing of it is
+   * read meanwhile), and past MAX_WAITING_REQUESTS waiting the connection is not read.
    */
-  answer(size: number, answer: Promise<Response>): void {
+  answer(size: number, produce: () => Promise<Response>): void {
+    if (this.#end) return;
+    if (this.#answering > 0 && this.#answering + size > MAX_ANSWERING_BYTES) {
+      this.#waitingAnswers.push({ size, produce });
+      if (this.#waitingAnswers.length > MAX_WAITING_REQUESTS) this.#hold('requests');
+      return;
+    }
     this.#answering += size;
-    if (this.#answering > MAX_ANSWERING_BYTES) this.#hold('answers');
     const done = () => {
       this.#answering -= size;
-      if (this.#answering <= MAX_ANSWERING_BYTES / 2) this.#release('answers');
+      this.#nextAnswers();
     };
-    answer.then(
+    produce().then(
       (body) => (this.#end ? done() : this.send({ kind: 'Response', body }, done)),
       (error: Error) => {
         done();
         this.close(`answering a request failed: ${error.message}`);
       },
     );
+  }
+
+  #nextAnswers(): void {
+    const waiting = this.#waitingAnswers;
+    while (!this.#end && waiting.length > 0) {
+      const next = waiting[0] as (typeof waiting)[number];
+      if (this.#answering > 0 && this.#answering + next.size > MAX_ANSWERING_BYTES) break;
+      waiting.shift();
+      this.answer(next.size, next.produce);
+    }
+    if (waiting.length <= MAX_WAITING_REQUESTS / 2) this.#release('requests');
   }
 
   /** Bytes of answers to Requests in flight (asked for, not yet written). */
@@ -189,10 +213,11 @@ export class BepSession {
   close(reason: string, tell = true): void {
     if (this.#end) return;
     // What still waits for the socket is not sent: the Close goes after what was.
-    for (const bytes of [...this.#waiting, ...this.#waitingBulk]) this.#afterWrite.get(bytes)?.();
+    this.#waitingAnswers = [];
+    const unsent = [...this.#waiting, ...this.#waitingBulk];
     this.#waiting = [];
     this.#waitingBulk = [];
-    this.#waitingBytes = 0;
+    for (const bytes of unsent) this.#afterWrite.get(bytes)?.();
     if (tell && this.#onMessage)
       this.#put(encodeMessage({ kind: 'Close', body: create(CloseSchema, { reason }) }));
     this.#ended({ reason, by: 'us' });
@@ -215,8 +240,6 @@ export class BepSession {
     if (waiting > 0 || this.socket.writableNeedDrain) {
       (bulk ? this.#waitingBulk : this.#waiting).push(bytes);
       if (written) this.#afterWrite.set(bytes, written);
-      // Answers are bounded by what is asked (see answer); anything else piling up stops the reading.
-      if (!bulk && (this.#waitingBytes += bytes.length) > MAX_WAITING_BYTES) this.#hold('writes');
       if (waiting === 0) this.socket.once('drain', () => this.#drained());
       return;
     }
@@ -228,11 +251,9 @@ export class BepSession {
     const bulk = this.#waitingBulk;
     while (!this.socket.writableNeedDrain) {
       const next = waiting.length > 0 ? waiting.shift() : bulk.shift();
-      if (!next) break;
-      if (waiting.length > 0 || next !== bulk[0]) this.#waitingBytes = Math.max(0, this.#waitingBytes - next.length);
+      if (!next) return;
       this.#put(next, this.#afterWrite.get(next));
     }
-    if (this.#waitingBytes <= MAX_WAITING_BYTES / 2) this.#release('writes');
     if (waiting.length > 0 || bulk.length > 0) this.socket.once('drain', () => this.#drained());
   }
 
@@ -293,12 +314,12 @@ export class BepSession {
     }
   }
 
-  #hold(reason: 'start' | 'handling' | 'answers' | 'writes'): void {
+  #hold(reason: Hold): void {
     if (this.#holds.size === 0) this.socket.pause();
     this.#holds.add(reason);
   }
 
-  #release(reason: 'start' | 'handling' | 'answers' | 'writes'): void {
+  #release(reason: Hold): void {
     if (!this.#holds.delete(reason) || this.#holds.size > 0 || this.#end) return;
     this.socket.resume();
     // What came before the hold is read now.

@@ -500,17 +500,12 @@ export class DeviceConnections {
       }
       case 'Request': {
         const { blocks } = this.#options;
-        if (!blocks) {
-          // Nothing to serve from without an index: the request is answered, and says so.
-          session.send({
-            kind: 'Response',
-            body: create(ResponseSchema, { id: message.body.id, code: ErrorCode.GENERIC }),
-          });
-          return;
-        }
+        // Nothing to serve from without an index: the request is answered, and says so.
+        const produce = blocks
+          ? () => blocks.answer(device, message.body)
+          : async () => create(ResponseSchema, { id: message.body.id, code: ErrorCode.GENERIC });
         // Counted against what this connection may have in flight until written (see session.answer).
-        const size = Math.min(Math.max(message.body.size, 0), MAX_BLOCK_SIZE);
-        session.answer(size, blocks.answer(device, message.body));
+        session.answer(Math.min(Math.max(message.body.size, 0), MAX_BLOCK_SIZE), produce);
         return;
       }
       case 'Response': {

@@ -6,7 +6,7 @@ import t, { type Test } from 'tap';
 import { ClusterConfigSchema, PingSchema, ResponseSchema } from '../../../worker/bep/bep_pb.ts';
 import type { BepMessage } from '../../../worker/bep/messages.ts';
 import { encodeHello, encodeMessage } from '../../../worker/bep/frames.ts';
-import { BepSession, MAX_ANSWERING_BYTES } from '../../../worker/bep/session.ts';
+import { BepSession, MAX_ANSWERING_BYTES, MAX_WAITING_REQUESTS } from '../../../worker/bep/session.ts';
 import { clientOptions, serverOptions } from '../../../worker/bep/tls-options.ts';
 import { testDevice } from '../../helpers/device.ts';
 
@@ -200,7 +200,7 @@ t.test('a handler’s promise holds the next message until it settles', async (t
   t.same(seen, ['ClusterConfig', 'Ping', 'Ping']);
 });
 
-t.test('answers in flight past their bound stop the reading until they are written', async (t) => {
+t.test('answers past their bound wait their turn, and past so many waiting the reading stops', async (t) => {
   const { session, client } = await unstarted(t);
   session.start(() => {}, 'never');
   client.write(
@@ -210,18 +210,24 @@ t.test('answers in flight past their bound stop the reading until they are writt
     ]),
   );
   const answers: Array<() => void> = [];
+  let produced = 0;
   const block = 1024 * 1024;
-  for (let id = 0; id * block <= MAX_ANSWERING_BYTES; id++) {
-    session.answer(
-      block,
-      new Promise((resolve) =>
+  const asked = MAX_ANSWERING_BYTES / block + MAX_WAITING_REQUESTS + 1;
+  for (let id = 0; id < asked; id++) {
+    session.answer(block, () => {
+      produced += 1;
+      return new Promise((resolve) =>
         answers.push(() => resolve(create(ResponseSchema, { id, data: randomBytes(16) }))),
-      ),
-    );
+      );
+    });
   }
-  t.ok(session.socket.isPaused(), 'not read while more than the bound is in flight');
-  t.ok(session.answering > MAX_ANSWERING_BYTES);
-  for (const answer of answers) answer();
+  t.equal(produced, MAX_ANSWERING_BYTES / block, 'only the bound’s worth is read; the rest wait');
+  t.ok(session.socket.isPaused(), 'not read while more than so many requests wait');
+  while (produced < asked) {
+    for (const answer of answers.splice(0)) answer();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  for (const answer of answers.splice(0)) answer();
   while (session.answering > 0) await new Promise((resolve) => setTimeout(resolve, 10));
-  t.notOk(session.socket.isPaused(), 'read again once they are written');
+  t.notOk(session.socket.isPaused(), 'read again once they are answered');
 });
