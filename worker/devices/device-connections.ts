@@ -18,6 +18,7 @@ import { clusterConfigFor, compressionFor, foldersSharedWith, type IndexState } 
 import type { IndexExchange, IndexPeer } from './index-exchange.ts';
 import type { BlockServer } from './block-server.ts';
 import { MAX_BLOCK_SIZE } from '../scanner/blocks.ts';
+import { MAX_STRING_BYTES } from '../bep/limits.ts';
 import { type Dialed, dial, type DialStatus, redialDelayMs } from './dialer.ts';
 
 /** A device connected now, as /rest/system/connections shows it. */
@@ -314,6 +315,9 @@ export class DeviceConnections {
       );
       return;
     }
+    // The Hello is read before the device is known: what is kept of its name (a pending device's) is
+    // cut to the length of any other name a device sends, and copied off the peer's bytes.
+    hello.deviceName = Buffer.from(hello.deviceName.slice(0, MAX_STRING_BYTES)).toString();
     const refusal = this.#refusal(peer, hello.deviceName, address, raw);
     if (refusal) {
       session.close(refusal, false);
