@@ -57,6 +57,8 @@ const { values } = parseArgs({
     'memory-limit': { type: 'string' },
     // The control plane alone (start-up, restarts, throughput, memory): `npm run bench -- --control`.
     control: { type: 'boolean', default: false },
+    // What hostile devices cost the worker (memory, pings), alone: `npm run bench -- --hostile`.
+    hostile: { type: 'boolean', default: false },
   },
 });
 
@@ -282,6 +284,12 @@ async function syncMemoryRows(): Promise<void> {
   } finally {
     await tree.remove();
   }
+}
+
+if (values.hostile) {
+  const { hostileBench } = await import('./bench/hostile.ts');
+  process.stdout.write(`${(await hostileBench(log)).join('\n')}\n`);
+  process.exit(0);
 }
 
 if (values['sync-memory']) {

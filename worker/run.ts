@@ -212,6 +212,9 @@ export function runWorker(
       const handlers: Dispatch<SupervisorMessage, [unknown]> = {
         'syncd:init': () => logger.warn('a second init from the supervisor was ignored'),
         'syncd:connection': (message, socket) => {
+          // Node delivers the message without its handle when the handle could not be taken: not
+          // acknowledged, the supervisor closes its copy once this worker answers a later message.
+          if (!socket) return;
           serveOn[message.listener](socket as Socket);
           send({ type: 'syncd:accepted', seq: message.seq });
         },

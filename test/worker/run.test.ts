@@ -113,6 +113,22 @@ t.test('a connection handed over is acknowledged with its seq and served', async
   void received;
 });
 
+t.test(
+  'a connection message whose handle did not arrive is not acknowledged, and breaks nothing',
+  async (t) => {
+    const { tell, next } = parent(t);
+    tell({ type: 'syncd:init', init });
+    await next('syncd:ready');
+    for (const listener of ['gui', 'sync'] as const) tell({ type: 'syncd:connection', seq: 3, listener });
+    tell({ type: 'syncd:heartbeat', seq: 4 });
+    t.same(await next('syncd:heartbeat'), { type: 'syncd:heartbeat', seq: 4 }, 'the worker answers on');
+    const { handed, client } = await connectionPair(t);
+    tell({ type: 'syncd:connection', seq: 5, listener: 'gui' }, handed);
+    t.same(await next('syncd:accepted'), { type: 'syncd:accepted', seq: 5 }, 'the next one is taken');
+    client.destroy();
+  },
+);
+
 t.test('the service is acquired and released on request, each answered with its seq', async (t) => {
   const { tell, next, received } = parent(t);
   tell({ type: 'syncd:init', init });

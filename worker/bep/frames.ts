@@ -335,6 +335,12 @@ export class FrameReader {
       // Refused by its size prefix, before anything is allocated for it: more than the limit, or more
       // than MAX_RATIO times its compressed size past RATIO_CHECKED_FROM.
       const limit = Math.min(this.#maxMessageBytes, Math.max(RATIO_CHECKED_FROM, body.length * MAX_RATIO));
+      const claimed = body.length >= 4 ? Buffer.from(body.buffer, body.byteOffset, 4).readUInt32BE(0) : 0;
+      if (claimed > limit) {
+        throw new ProtocolError(
+          `${kindOf(header.type)} over a limit: ${body.length} bytes of LZ4 claim ${claimed} decompressed, more than ${limit} (at most ${MAX_RATIO} times their size, and ${this.#maxMessageBytes} bytes)`,
+        );
+      }
       body = decode('LZ4 body', () => lz4Decompress(body, limit));
     } else if (header.compression !== MessageCompression.NONE) {
       throw new ProtocolError(`unknown message compression ${header.compression}`);
