@@ -9,28 +9,47 @@ export interface DiskSpace {
 const PREFIXES: Record<string, number> = { k: 1e3, m: 1e6, g: 1e9, t: 1e12 };
 
 /**
- * Why `required` more bytes do not fit on the disk of `root` (Syncthing's CheckAvailableSpace, in its
- * words: lib/config/folderconfiguration.go and size.go), or undefined when they do: the free space
- * must hold them, and keep `minFree` free after. Where the disk cannot be asked, nothing is refused.
+ * The free space of a folder's disk, as a pull takes it file by file (Syncthing's
+ * CheckAvailableSpace, in its words: lib/config/folderconfiguration.go and size.go): a file must fit,
+ * with `minFree` left free after it. The disk is asked at most once a second, and what the files
+ * let through since are counted as taken, so that files pulled at once do not each count the same
+ * free space.
  */
-export async function spaceProblem(
-  root: string,
-  required: number,
-  minFree: DiskSpace | undefined,
-  description: string,
-): Promise<string | undefined> {
-  let free: number;
-  let total: number;
-  try {
-    const usage = await statfs(root);
-    free = usage.bavail * usage.bsize;
-    total = usage.blocks * usage.bsize;
-  } catch {
+export class FreeSpace {
+  readonly #root: string;
+  readonly #minFree: DiskSpace | undefined;
+  readonly #description: string;
+  #reading: Promise<{ free: number; total: number } | undefined> | undefined;
+  #readAt = 0;
+  #taken = 0;
+
+  constructor(root: string, minFree: DiskSpace | undefined, description: string) {
+    this.#root = root;
+    this.#minFree = minFree;
+    this.#description = description;
+  }
+
+  /** Why `required` more bytes do not fit, or undefined (then they count as taken). */
+  async problem(required: number): Promise<string | undefined> {
+    if (!this.#reading || Date.now() - this.#readAt > READ_EVERY_MS) {
+      this.#readAt = Date.now();
+      this.#taken = 0;
+      this.#reading = statfs(this.#root).then(
+        (usage) => ({ free: usage.bavail * usage.bsize, total: usage.blocks * usage.bsize }),
+        // Where the disk cannot be asked, nothing is refused.
+        () => undefined,
+      );
+    }
+    const usage = await this.#reading;
+    if (!usage) return undefined;
+    const problem = shortOf(usage.free - this.#taken, usage.total, required, this.#minFree);
+    if (problem) return `insufficient space in folder ${this.#description} (${this.#root}): ${problem}`;
+    this.#taken += required;
     return undefined;
   }
-  const problem = shortOf(free, total, required, minFree);
-  return problem && `insufficient space in folder ${description} (${root}): ${problem}`;
 }
+
+const READ_EVERY_MS = 1000;
 
 function shortOf(
   free: number,

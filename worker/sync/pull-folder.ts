@@ -12,7 +12,7 @@ import {
   temporaryName,
   TraversesSymlinkError,
 } from '../files/folder-fs.ts';
-import { type DiskSpace, spaceProblem } from '../files/disk-space.ts';
+import { type DiskSpace, FreeSpace } from '../files/disk-space.ts';
 import { type FileRecord, withoutSequence } from '../index-db/file-record.ts';
 import { type IndexDb, LOCAL } from '../index-db/index-db.ts';
 import { hasSha256 } from '../scanner/blocks.ts';
@@ -89,6 +89,7 @@ export async function pullFolder(options: PullOptions): Promise<{
 }> {
   const { folder, db } = options;
   const fs = new FolderFs(folder.path, folder.markerName);
+  const space = new FreeSpace(fs.root, folder.minDiskFree, folderDescription(folder));
   // What the global versions say this device needs; with ignoreDelete, other devices' deletions stay undone.
   const work = folderNeed(db, folder.id).needed.filter(
     (item) => !(item.global.deleted && folder.ignoreDelete),
@@ -145,7 +146,7 @@ export async function pullFolder(options: PullOptions): Promise<{
     options.events.log('ItemStarted', { folder: folder.id, item: item.name, type, action });
     let error: string | null = null;
     try {
-      const copy = await pullOne(options, fs, item, here, budget, made);
+      const copy = await pullOne(options, { fs, space }, item, here, budget, made);
       if (copy) conflicts.push(copy);
       done.push(withoutSequence(item.global));
       if (done.length >= RECORD_BATCH) flush();
@@ -221,7 +222,7 @@ type BlocksHere = () => Map<string, { name: string; offset: number; size: number
 
 async function pullOne(
   options: PullOptions,
-  fs: FolderFs,
+  { fs, space }: { fs: FolderFs; space: FreeSpace },
   item: NeededItem,
   here: BlocksHere,
   budget: ByteBudget,
@@ -280,7 +281,7 @@ async function pullOne(
   }
   if (global.type === 'file') {
     // A file that cannot fit is not asked for (Syncthing's CheckAvailableSpace); the others go on.
-    const problem = await spaceProblem(fs.root, global.size, folder.minDiskFree, folderDescription(folder));
+    const problem = await space.problem(global.size);
     if (problem) throw new Error(problem);
   }
   const copy = conflict ? await keepConflict(folder, name, local?.modifiedBy ?? 0n, fs) : undefined;
