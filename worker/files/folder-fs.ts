@@ -65,9 +65,9 @@ export function parentOf(name: string): string {
   return name.slice(0, Math.max(0, name.lastIndexOf('/')));
 }
 
-// `name`'s base name, in the directory that holds the entry `at`.
-function sibling(at: string, name: string): string {
-  return `${at.slice(0, at.lastIndexOf('/'))}/${name.slice(name.lastIndexOf('/') + 1)}`;
+/** A name's last part, its name in its directory. */
+export function baseOf(name: string): string {
+  return name.slice(name.lastIndexOf('/') + 1);
 }
 
 /** Whether a base name is one of Syncthing's temporary names (lib/fs/tempname.go IsTemporary). */
@@ -112,10 +112,133 @@ export class InternalNameError extends Error {
   }
 }
 
-/** A parent directory held open for one operation; `at` names the entry inside it. */
-interface Parent {
-  at: string;
-  close(): void;
+/**
+ * A directory of a folder, held open: the entries in it are named by their base names, and reached
+ * without their parents being looked up again, so that the operations on one file (a pull's checks,
+ * its temporary file, the rename into place) all happen in the directory that was checked.
+ */
+export class FolderDirectory {
+  /** The directory's name in the folder, '' for the root. */
+  readonly name: string;
+  // /proc/self/fd/N of the directory held open, or (without /proc) its path.
+  readonly #path: string;
+  readonly #fd: number | undefined;
+  readonly #refuse: (name: string) => void;
+
+  constructor(name: string, path: string, fd: number | undefined, refuse: (name: string) => void) {
+    this.name = name;
+    this.#path = path;
+    this.#fd = fd;
+    this.#refuse = refuse;
+  }
+
+  /** What is at `base`, not following a symlink there; undefined when nothing is. */
+  lstat(base: string): Promise<Stats | undefined> {
+    return lstatOrNone(this.#at(base));
+  }
+
+  lstatSync(base: string): Stats | undefined {
+    return lstatSync(this.#at(base), { throwIfNoEntry: false });
+  }
+
+  lstatBigSync(base: string): BigIntStats | undefined {
+    return lstatSync(this.#at(base), { bigint: true, throwIfNoEntry: false });
+  }
+
+  /** Opens a file (never a symlink: O_NOFOLLOW); the descriptor is the caller's to close. */
+  open(base: string, flags: OpenFlags, mode = 0o666): Promise<number> {
+    if (flags !== 'r') this.#refuse(this.#name(base));
+    return openFd(this.#at(base), FLAGS[flags] | O_NOFOLLOW, mode);
+  }
+
+  openSync(base: string, flags: OpenFlags): number {
+    if (flags !== 'r') this.#refuse(this.#name(base));
+    return openSync(this.#at(base), FLAGS[flags] | O_NOFOLLOW);
+  }
+
+  async mkdir(base: string): Promise<void> {
+    await mkdir(this.#written(base));
+  }
+
+  rmdir(base: string): Promise<void> {
+    return rmdir(this.#written(base));
+  }
+
+  unlink(base: string): Promise<void> {
+    return unlink(this.#written(base));
+  }
+
+  symlink(target: string, base: string): Promise<void> {
+    return symlink(target, this.#written(base));
+  }
+
+  /** Sets the times of `base` itself, a symlink's own included. */
+  lutimes(base: string, atime: number, mtime: number): Promise<void> {
+    return lutimes(this.#written(base), atime, mtime);
+  }
+
+  /** Sets the permissions of the file or directory `base`, never of what a symlink there points to. */
+  async chmod(base: string, mode: number): Promise<void> {
+    // Opened for its path alone (O_PATH): no permission to read it is needed.
+    const fd = await openFd(this.#written(base), O_PATH | O_NOFOLLOW);
+    try {
+      await chmod(PROC_FD ? `${PROC_FD}/${fd}` : this.#at(base), mode);
+    } finally {
+      await closeFd(fd);
+    }
+  }
+
+  rename(from: string, to: string): Promise<void> {
+    return rename(this.#written(from), this.#written(to));
+  }
+
+  renameSync(from: string, to: string): void {
+    renameSync(this.#written(from), this.#written(to));
+  }
+
+  /** Moves `from`, in this directory, to `to` in `target`, another directory of the folder. */
+  renameInto(from: string, target: FolderDirectory, to: string): Promise<void> {
+    return rename(this.#written(from), target.#written(to));
+  }
+
+  readlinkSync(base: string): string {
+    return readlinkSync(this.#at(base));
+  }
+
+  readdir(): Promise<string[]> {
+    return readdir(this.#at('.'));
+  }
+
+  readdirSync(): string[] {
+    return readdirSync(this.#at('.'));
+  }
+
+  /** The names in it as the bytes they are on disk. */
+  readdirBytesSync(): Buffer[] {
+    return readdirSync(this.#at('.'), { encoding: 'buffer' });
+  }
+
+  close(): void {
+    if (this.#fd !== undefined) closeSync(this.#fd);
+  }
+
+  #name(base: string): string {
+    return this.name === '' ? base : `${this.name}/${base}`;
+  }
+
+  #written(base: string): string {
+    this.#refuse(this.#name(base));
+    return this.#at(base);
+  }
+
+  #at(base: string): string {
+    if (base === '' || base === '..' || base.includes('/')) {
+      throw Object.assign(new Error(`${JSON.stringify(base)} is not a name in a directory`), {
+        code: 'EINVAL',
+      });
+    }
+    return `${this.#path}/${base}`;
+  }
 }
 
 /** The files of one folder, by their names relative to it. */
@@ -128,52 +251,85 @@ export class FolderFs {
     this.#markerName = markerName;
   }
 
+  /**
+   * The directory `name` ('' for the root), opened one part at a time, each inside the one before
+   * and never through a symlink; with `create`, missing parts are made on the way. The caller closes
+   * it.
+   */
+  directory(name: string, create = false): FolderDirectory {
+    const refuse = (entry: string) => this.#refuseInternal(entry);
+    const parts = name === '' ? [] : name.split('/');
+    if (parts.some((part) => part === '' || part === '.' || part === '..')) {
+      throw Object.assign(new Error(`${JSON.stringify(name)} is not a name inside the folder`), {
+        code: 'EINVAL',
+      });
+    }
+    if (!PROC_FD) {
+      this.#checkParents(parts, create);
+      return new FolderDirectory(name, join(this.root, name), undefined, refuse);
+    }
+    // The root is opened for each operation: a descriptor kept would outlive a root removed and made
+    // again, and what is done in it would be lost with it.
+    let fd = openSync(this.root, O_RDONLY | O_DIRECTORY);
+    let walked = '';
+    try {
+      for (const part of parts) {
+        walked = walked === '' ? part : `${walked}/${part}`;
+        const next = openDirectory(fd, part, walked, create);
+        closeSync(fd);
+        fd = next;
+      }
+    } catch (error) {
+      closeSync(fd);
+      throw error;
+    }
+    return new FolderDirectory(name, `${PROC_FD}/${fd}`, fd, refuse);
+  }
+
+  /** The directory `name`, or undefined when it (or a parent) is missing. */
+  directoryOrNone(name: string): FolderDirectory | undefined {
+    try {
+      return this.directory(name);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
+  }
+
   /** What is at `name`, not following a symlink there; undefined when nothing is. */
   lstat(name: string): Promise<Stats | undefined> {
-    return this.#in(name, (at) => lstatOrNone(at), { missingParent: () => undefined });
+    return this.#in(
+      name,
+      (dir, base) => dir.lstat(base),
+      () => undefined,
+    );
   }
 
   lstatSync(name: string): Stats | undefined {
-    const parent = this.#parentOrNone(name);
-    if (!parent) return undefined;
-    try {
-      return lstatSync(parent.at, { throwIfNoEntry: false });
-    } finally {
-      parent.close();
-    }
+    return this.#inSync(
+      name,
+      (dir, base) => dir.lstatSync(base),
+      () => undefined,
+    );
   }
 
   /** lstatSync with times in nanoseconds, as the scan reads them. */
   lstatBigSync(name: string): BigIntStats | undefined {
-    const parent = this.#parentOrNone(name);
-    if (!parent) return undefined;
-    try {
-      return lstatSync(parent.at, { bigint: true, throwIfNoEntry: false });
-    } finally {
-      parent.close();
-    }
+    return this.#inSync(
+      name,
+      (dir, base) => dir.lstatBigSync(base),
+      () => undefined,
+    );
   }
 
   /** Opens a file (never a symlink: O_NOFOLLOW); the descriptor is the caller's to close. */
-  open(name: string, flags: OpenFlags, mode = 0o666): Promise<number> {
-    return this.#in(name, (at) => openFd(at, FLAGS[flags] | O_NOFOLLOW, mode), { write: flags !== 'r' });
+  async open(name: string, flags: OpenFlags, mode = 0o666): Promise<number> {
+    if (flags !== 'r') this.#refuseInternal(name);
+    return this.#in(name, (dir, base) => dir.open(base, flags, mode));
   }
 
   openSync(name: string, flags: OpenFlags): number {
-    const parent = this.#parentSync(name, flags !== 'r');
-    try {
-      return openSync(parent.at, FLAGS[flags] | O_NOFOLLOW);
-    } finally {
-      parent.close();
-    }
-  }
-
-  /**
-   * A path that stands for the open file `fd` for as long as it stays open, for another thread to
-   * open again (the hashing threads): the file itself, whatever its name comes to lead to.
-   */
-  static pathOf(fd: number, fallback: string): string {
-    return PROC_FD ? `${PROC_FD}/${fd}` : fallback;
+    return this.#inSync(name, (dir, base) => dir.openSync(base, flags));
   }
 
   /**
@@ -181,54 +337,53 @@ export class FolderFs {
    * than a directory on the way is refused as a parent is.
    */
   mkdirAll(name: string): void {
-    if (name !== '') this.#parentSync(name, true, true).close();
+    if (name !== '') this.directory(name, true).close();
   }
 
-  mkdir(name: string): Promise<void> {
-    return this.#in(name, (at) => mkdir(at), { write: true }).then(() => undefined);
+  async mkdir(name: string): Promise<void> {
+    this.#refuseInternal(name);
+    return this.#in(name, (dir, base) => dir.mkdir(base));
   }
 
-  rmdir(name: string): Promise<void> {
-    return this.#in(name, (at) => rmdir(at), { write: true });
+  async rmdir(name: string): Promise<void> {
+    this.#refuseInternal(name);
+    return this.#in(name, (dir, base) => dir.rmdir(base));
   }
 
-  unlink(name: string): Promise<void> {
-    return this.#in(name, (at) => unlink(at), { write: true });
+  async unlink(name: string): Promise<void> {
+    this.#refuseInternal(name);
+    return this.#in(name, (dir, base) => dir.unlink(base));
   }
 
-  symlink(target: string, name: string): Promise<void> {
-    return this.#in(name, (at) => symlink(target, at), { write: true });
+  async symlink(target: string, name: string): Promise<void> {
+    this.#refuseInternal(name);
+    return this.#in(name, (dir, base) => dir.symlink(target, base));
   }
 
   /** Sets the times of `name` itself, a symlink's own included. */
-  lutimes(name: string, atime: number, mtime: number): Promise<void> {
-    return this.#in(name, (at) => lutimes(at, atime, mtime), { write: true });
+  async lutimes(name: string, atime: number, mtime: number): Promise<void> {
+    this.#refuseInternal(name);
+    return this.#in(name, (dir, base) => dir.lutimes(base, atime, mtime));
   }
 
   /** Sets the permissions of the file or directory `name`, never of what a symlink there points to. */
   async chmod(name: string, mode: number): Promise<void> {
-    // Opened for its path alone (O_PATH): no permission to read it is needed.
-    const fd = await this.#in(name, (at) => openFd(at, O_PATH | O_NOFOLLOW), { write: true });
-    try {
-      await chmod(FolderFs.pathOf(fd, join(this.root, name)), mode);
-    } finally {
-      await closeFd(fd);
-    }
+    this.#refuseInternal(name);
+    return this.#in(name, (dir, base) => dir.chmod(base, mode));
   }
 
   async rename(from: string, to: string): Promise<void> {
     this.#refuseInternal(to);
     this.#refuseInternal(from);
-    const source = this.#parentSync(from, false);
+    // Within one directory (a conflict copy), it is opened once.
+    if (parentOf(from) === parentOf(to)) {
+      return this.#in(from, (dir, base) => dir.rename(base, baseOf(to)));
+    }
+    const source = this.directory(parentOf(from));
     try {
-      // Within one directory (a pulled file's temporary), it is opened once.
-      if (parentOf(from) === parentOf(to)) {
-        await rename(source.at, sibling(source.at, to));
-        return;
-      }
-      const target = this.#parentSync(to, false);
+      const target = this.directory(parentOf(to));
       try {
-        await rename(source.at, target.at);
+        await source.renameInto(baseOf(from), target, baseOf(to));
       } finally {
         target.close();
       }
@@ -239,51 +394,30 @@ export class FolderFs {
 
   /** The names in directory `name` ('' for the root). */
   async readdir(name: string): Promise<string[]> {
-    const directory = this.#parentSync(name, false, true);
+    const dir = this.directory(name);
     try {
-      return await readdir(directory.at);
+      return await dir.readdir();
     } finally {
-      directory.close();
+      dir.close();
     }
   }
 
   readdirSync(name: string): string[] {
-    const directory = this.#parentSync(name, false, true);
-    try {
-      return readdirSync(directory.at);
-    } finally {
-      directory.close();
-    }
+    return this.#inDirectorySync(name, (dir) => dir.readdirSync());
   }
 
   /** The names in directory `name` as the bytes they are on disk. */
   readdirBytesSync(name: string): Buffer[] {
-    const directory = this.#parentSync(name, false, true);
-    try {
-      return readdirSync(directory.at, { encoding: 'buffer' });
-    } finally {
-      directory.close();
-    }
+    return this.#inDirectorySync(name, (dir) => dir.readdirBytesSync());
   }
 
   readlinkSync(name: string): string {
-    const parent = this.#parentSync(name, false);
-    try {
-      return readlinkSync(parent.at);
-    } finally {
-      parent.close();
-    }
+    return this.#inSync(name, (dir, base) => dir.readlinkSync(base));
   }
 
   /** Renames inside one directory (the scan's renames to Unicode NFC). */
   renameSync(from: string, to: string): void {
-    this.#refuseInternal(to);
-    const parent = this.#parentSync(from, false);
-    try {
-      renameSync(parent.at, sibling(parent.at, to));
-    } finally {
-      parent.close();
-    }
+    this.#inSync(from, (dir, base) => dir.renameSync(base, baseOf(to)));
   }
 
   /** Whether `name` is internal to this folder (see isInternal). */
@@ -296,95 +430,43 @@ export class FolderFs {
     if (INTERNAL_NAMES.includes(top) || top === this.#markerName) throw new InternalNameError(name);
   }
 
-  // Runs `operation` on `name` inside its parent, held open for it; a parent that is missing throws
-  // ENOENT unless `missingParent` says what that means.
+  // Runs `operation` on `name` in its directory, held open for it; a directory that is missing
+  // throws ENOENT unless `missing` says what that means.
   async #in<T>(
     name: string,
-    operation: (at: string) => Promise<T>,
-    options: { write?: boolean; missingParent?: () => T } = {},
+    operation: (dir: FolderDirectory, base: string) => Promise<T>,
+    missing?: () => T,
   ): Promise<T> {
-    if (options.write) this.#refuseInternal(name);
-    let parent: Parent;
-    if (options.missingParent) {
-      const found = this.#parentOrNone(name);
-      if (!found) return options.missingParent();
-      parent = found;
-    } else parent = this.#parentSync(name, false);
+    const dir = missing ? this.directoryOrNone(parentOf(name)) : this.directory(parentOf(name));
+    if (!dir) return (missing as () => T)();
     try {
-      return await operation(parent.at);
+      return await operation(dir, baseOf(name));
     } finally {
-      parent.close();
+      dir.close();
     }
   }
 
-  #parentOrNone(name: string): Parent | undefined {
+  #inSync<T>(name: string, operation: (dir: FolderDirectory, base: string) => T, missing?: () => T): T {
+    const dir = missing ? this.directoryOrNone(parentOf(name)) : this.directory(parentOf(name));
+    if (!dir) return (missing as () => T)();
     try {
-      return this.#parentSync(name, false);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw error;
+      return operation(dir, baseOf(name));
+    } finally {
+      dir.close();
     }
   }
 
-  /**
-   * The parent directory of `name`, opened one part at a time, each inside the one before and never
-   * through a symlink; with `create`, missing parts are made on the way. With `whole`, `name` itself
-   * counts as a parent (a directory to make, or list).
-   */
-  #parentSync(name: string, create: boolean, whole = false): Parent {
-    const parts = whole && name === '' ? [] : name.split('/');
-    if (parts.some((part) => part === '' || part === '.' || part === '..')) {
-      throw Object.assign(new Error(`${JSON.stringify(name)} is not a name inside the folder`), {
-        code: 'EINVAL',
-      });
-    }
-    const base = whole ? '.' : (parts.pop() as string);
-    if (!PROC_FD) return this.#checkedParent(parts, base, create);
-    // The root is opened for each operation: a descriptor kept would outlive a root removed and made
-    // again, and what is done in it would be lost with it.
-    let fd = openSync(this.root, O_RDONLY | O_DIRECTORY);
-    let walked = '';
+  #inDirectorySync<T>(name: string, operation: (dir: FolderDirectory) => T): T {
+    const dir = this.directory(name);
     try {
-      for (const part of parts) {
-        walked = walked === '' ? part : `${walked}/${part}`;
-        const next = this.#openDirectory(fd, part, walked, create);
-        closeSync(fd);
-        fd = next;
-      }
-    } catch (error) {
-      closeSync(fd);
-      throw error;
-    }
-    const held = fd;
-    return { at: `${PROC_FD}/${held}/${base}`, close: () => closeSync(held) };
-  }
-
-  #openDirectory(fd: number, part: string, walked: string, create: boolean): number {
-    const at = `${PROC_FD}/${fd}/${part}`;
-    try {
-      return openSync(at, DIRECTORY);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' && create) {
-        try {
-          mkdirSync(at);
-        } catch (made) {
-          if ((made as NodeJS.ErrnoException).code !== 'EEXIST') throw made;
-        }
-        return this.#openDirectory(fd, part, walked, false);
-      }
-      if (code === 'ELOOP') throw new TraversesSymlinkError(walked);
-      if (code === 'ENOTDIR') {
-        throw lstatSync(at, { throwIfNoEntry: false })?.isSymbolicLink()
-          ? new TraversesSymlinkError(walked)
-          : new NotADirectoryError(walked);
-      }
-      throw error;
+      return operation(dir);
+    } finally {
+      dir.close();
     }
   }
 
   // Without /proc: each parent checked with lstat just before the operation (Syncthing's way).
-  #checkedParent(parts: string[], base: string, create: boolean): Parent {
+  #checkParents(parts: string[], create: boolean): void {
     let walked = '';
     for (const part of parts) {
       walked = walked === '' ? part : `${walked}/${part}`;
@@ -398,6 +480,30 @@ export class FolderFs {
       if (stats.isSymbolicLink()) throw new TraversesSymlinkError(walked);
       if (!stats.isDirectory()) throw new NotADirectoryError(walked);
     }
-    return { at: join(this.root, walked, base), close: () => {} };
+  }
+}
+
+// Opens the directory `part` inside the directory `fd`, never through a symlink.
+function openDirectory(fd: number, part: string, walked: string, create: boolean): number {
+  const at = `${PROC_FD}/${fd}/${part}`;
+  try {
+    return openSync(at, DIRECTORY);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' && create) {
+      try {
+        mkdirSync(at);
+      } catch (made) {
+        if ((made as NodeJS.ErrnoException).code !== 'EEXIST') throw made;
+      }
+      return openDirectory(fd, part, walked, false);
+    }
+    if (code === 'ELOOP') throw new TraversesSymlinkError(walked);
+    if (code === 'ENOTDIR') {
+      throw lstatSync(at, { throwIfNoEntry: false })?.isSymbolicLink()
+        ? new TraversesSymlinkError(walked)
+        : new NotADirectoryError(walked);
+    }
+    throw error;
   }
 }

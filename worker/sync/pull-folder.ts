@@ -6,6 +6,8 @@ import type { BlockRequest } from '../devices/device-connections.ts';
 import type { EventLog } from '../events/event-log.ts';
 import { chmodFd, closeFd, readAt, sizeOfFd, syncFd, timesFd, truncateFd, writeAt } from '../files/fd.ts';
 import {
+  baseOf,
+  type FolderDirectory,
   FolderFs,
   NotADirectoryError,
   parentOf,
@@ -128,8 +130,6 @@ export async function pullFolder(options: PullOptions): Promise<{
   // Pulled versions are written to the index in batches, and go to the other devices with them. A
   // crash between a rename and its batch leaves a file the next scan finds equal to the global version.
   const budget = new ByteBudget(BLOCK_BYTES_AT_ONCE);
-  // Directories known to be there: the parents of the files pulled.
-  const made = new Set<string>();
   let done: Array<Omit<FileRecord, 'sequence'>> = [];
   const flush = () => {
     if (done.length === 0) return;
@@ -146,7 +146,7 @@ export async function pullFolder(options: PullOptions): Promise<{
     options.events.log('ItemStarted', { folder: folder.id, item: item.name, type, action });
     let error: string | null = null;
     try {
-      const copy = await pullOne(options, { fs, space }, item, here, budget, made);
+      const copy = await pullOne(options, { fs, space }, item, here, budget);
       if (copy) conflicts.push(copy);
       done.push(withoutSequence(item.global));
       if (done.length >= RECORD_BATCH) flush();
@@ -226,13 +226,14 @@ async function pullOne(
   item: NeededItem,
   here: BlocksHere,
   budget: ByteBudget,
-  made: Set<string>,
 ): Promise<string | undefined> {
-  const { folder } = options;
-  const { name, global, own: local } = item;
-  let onDisk: Stats | undefined;
+  const { name, global } = item;
+  const parent = parentOf(name);
+  // Every step on the file happens in its directory, opened (and checked) once: a parent replaced
+  // meanwhile is not followed.
+  let dir: FolderDirectory | undefined;
   try {
-    onDisk = await fs.lstat(name);
+    dir = fs.directoryOrNone(parent);
   } catch (error) {
     // Behind a symlink or a file nothing is deleted, and nothing is there to delete (Syncthing's
     // checkToBeDeleted); anything else is refused there.
@@ -240,6 +241,26 @@ async function pullOne(
     if (behind && global.deleted) return;
     throw error;
   }
+  const held = { dir };
+  try {
+    return await pullIn(options, { fs, space, held }, item, here, budget);
+  } finally {
+    held.dir?.close();
+  }
+}
+
+// The pull of one item, in its directory: `held.dir`, made when it is missing and needed.
+async function pullIn(
+  options: PullOptions,
+  { fs, space, held }: { fs: FolderFs; space: FreeSpace; held: { dir: FolderDirectory | undefined } },
+  item: NeededItem,
+  here: BlocksHere,
+  budget: ByteBudget,
+): Promise<string | undefined> {
+  const { folder } = options;
+  const { name, global, own: local } = item;
+  const base = baseOf(name);
+  const onDisk = held.dir ? await held.dir.lstat(base) : undefined;
   // What is on disk must be what the index says of it: anything else is a change a scan has to see first.
   if (onDisk && (!local || local.deleted || !matches(onDisk, local))) {
     throw new Error('changed on disk since it was last scanned; it is taken up after the next scan');
@@ -247,11 +268,14 @@ async function pullOne(
   if (!onDisk && local && !local.deleted) {
     throw new Error('gone from disk since it was last scanned; it is taken up after the next scan');
   }
+  // A deletion where nothing is: done.
+  if (global.deleted && !onDisk) return;
+  const dir = (held.dir ??= fs.directory(parentOf(name), true));
   // The same content already (a reset rebuilt the index, or both sides made the same change): only the
   // version is taken, and the file is left as it is.
   if (onDisk && local && equivalent(local, global, folder.ignorePerms)) {
     // Its time becomes the version's, so that the next scan finds it as the index says.
-    if (global.type === 'file') await fs.lutimes(name, ...twice(global));
+    if (global.type === 'file') await dir.lutimes(base, ...twice(global));
     return;
   }
   const conflict =
@@ -262,21 +286,14 @@ async function pullOne(
     compareVersions(local.version, global.version).startsWith('concurrent');
   if (global.deleted) {
     // A change beats a deletion (Syncthing's conflict rule): a deletion that is global never meets one.
-    if (!onDisk) return;
-    if (onDisk.isDirectory()) await fs.rmdir(name);
-    else await fs.unlink(name);
+    if (onDisk?.isDirectory()) await dir.rmdir(base);
+    else await dir.unlink(base);
     return;
-  }
-  // Each parent directory made (or found) once per pull, not asked for again with every file in it.
-  const parent = parentOf(name);
-  if (!made.has(parent)) {
-    fs.mkdirAll(parent);
-    made.add(parent);
   }
   if (global.type === 'directory') {
     if (onDisk && !onDisk.isDirectory()) throw new Error('a file is where the directory goes');
-    if (!onDisk) await fs.mkdir(name);
-    if (!folder.ignorePerms && !global.noPermissions) await fs.chmod(name, global.permissions & 0o777);
+    if (!onDisk) await dir.mkdir(base);
+    if (!folder.ignorePerms && !global.noPermissions) await dir.chmod(base, global.permissions & 0o777);
     return;
   }
   if (global.type === 'file') {
@@ -286,35 +303,35 @@ async function pullOne(
   }
   const copy = conflict ? await keepConflict(folder, name, local?.modifiedBy ?? 0n, fs) : undefined;
   if (!conflict && onDisk?.isDirectory()) throw new Error('a directory is where the file goes');
-  const temporary = temporaryName(name);
+  const temporary = baseOf(temporaryName(name));
   if (global.type === 'symlink') {
-    await fs.unlink(temporary).catch(ignoreMissing);
-    await fs.symlink(global.symlinkTarget, temporary);
+    await dir.unlink(temporary).catch(ignoreMissing);
+    await dir.symlink(global.symlinkTarget, temporary);
   } else {
-    await buildFile(options, fs, item, temporary, conflict ? undefined : name, here, budget);
+    await buildFile(options, { fs, dir }, item, temporary, conflict ? undefined : base, here, budget);
   }
   // The last moment to find the file changed under the pull: then the new version waits (in its
   // temporary file, reused by the next try) rather than overwrite a change.
-  const now = await fs.lstat(name);
+  const now = await dir.lstat(base);
   if (!conflict && onDisk && (!now || !sameStat(now, onDisk))) {
     throw new Error('changed on disk while it was pulled; it is taken up after the next scan');
   }
   // Where nothing was (or the losing version was moved away), something new must not be overwritten.
   if ((conflict || !onDisk) && now) throw new Error('a new file appeared while it was pulled');
-  await fs.rename(temporary, name);
-  if (global.type === 'symlink' && fs.readlinkSync(name) !== global.symlinkTarget) {
+  await dir.rename(temporary, base);
+  if (global.type === 'symlink' && dir.readlinkSync(base) !== global.symlinkTarget) {
     throw new Error('the symlink changed while it was made');
   }
   return copy;
 }
 
 /**
- * Writes the file's blocks into `temporary` (from there, from the old version, or from the devices),
- * then gives it the version's permissions and time.
+ * Writes the file's blocks into `temporary`, a name in `dir` (from there, from the old version
+ * `oldName` beside it, or from the devices), then gives it the version's permissions and time.
  */
 async function buildFile(
   options: PullOptions,
-  fs: FolderFs,
+  { fs, dir }: { fs: FolderFs; dir: FolderDirectory },
   item: NeededItem,
   temporary: string,
   oldName: string | undefined,
@@ -325,17 +342,17 @@ async function buildFile(
   // A temporary file left by an interrupted pull holds blocks to reuse; a new one holds nothing. Made
   // new first, as it nearly always is: one call, where trying the left one first cost a failed open
   // and its error for every file.
-  const created = await fs
+  const created = await dir
     .open(temporary, 'wx+')
     .catch((error: NodeJS.ErrnoException) => (error.code === 'EEXIST' ? undefined : Promise.reject(error)));
-  const left = created === undefined ? await fs.open(temporary, 'r+') : undefined;
+  const left = created === undefined ? await dir.open(temporary, 'r+') : undefined;
   const fd = (created ?? left) as number;
   let resumed = false;
   let old: number | undefined;
   let failure: { error: unknown } | undefined;
   try {
     resumed = left !== undefined && (await sizeOfFd(left)) > 0;
-    if (oldName && local && !local.deleted) old = await fs.open(oldName, 'r').catch(() => undefined);
+    if (oldName && local && !local.deleted) old = await dir.open(oldName, 'r').catch(() => undefined);
     // A new file grows to its size with its blocks; one left by an interrupted pull may be longer.
     if (left !== undefined) await truncateFd(fd, global.size);
     const oldBlocks = new Map<string, { offset: number; size: number }>();

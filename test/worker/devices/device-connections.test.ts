@@ -129,7 +129,7 @@ t.test(
       [
         'an LZ4 size its data cannot hold',
         [hello, clusterConfig, Buffer.from('00021001000000067fffffff0000', 'hex')],
-        /claims 2147483647 bytes/,
+        /claim 2147483647 decompressed/,
       ],
       [
         'a message before the ClusterConfig',
