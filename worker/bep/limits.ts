@@ -63,10 +63,7 @@ const SHAPES = new Map<number, Shape>([
   [MessageType.CLUSTER_CONFIG, { 1: { name: 'folders', count: MAX_FOLDERS, shape: FOLDER } }],
   [MessageType.INDEX, INDEX],
   [MessageType.INDEX_UPDATE, INDEX],
-  [
-    MessageType.REQUEST,
-    { 2: string('folder ID'), 3: string('file name', MAX_NAME_BYTES), 6: hash },
-  ],
+  [MessageType.REQUEST, { 2: string('folder ID'), 3: string('file name', MAX_NAME_BYTES), 6: hash }],
   [
     MessageType.DOWNLOAD_PROGRESS,
     {
@@ -93,7 +90,13 @@ export function overLimit(type: number, body: Uint8Array): string | undefined {
   return check(body, 0, body.length, shape, budget);
 }
 
-function check(bytes: Uint8Array, start: number, end: number, shape: Shape, budget: { entries: number }): string | undefined {
+function check(
+  bytes: Uint8Array,
+  start: number,
+  end: number,
+  shape: Shape,
+  budget: { entries: number },
+): string | undefined {
   const counts: Record<number, number> = {};
   let at = start;
   while (at < end) {
@@ -125,7 +128,8 @@ function check(bytes: Uint8Array, start: number, end: number, shape: Shape, budg
         } else if (rule) {
           const count = (counts[field] = (counts[field] ?? 0) + 1);
           if (count > rule.count) return `more than ${rule.count} ${rule.name}`;
-          if (--budget.entries < 0) return `more than ${MAX_ENTRIES} entries (files, blocks, counters, folders, devices) in one message`;
+          if (--budget.entries < 0)
+            return `more than ${MAX_ENTRIES} entries (files, blocks, counters, folders, devices) in one message`;
           if (rule.shape) {
             const problem = check(bytes, at, at + length.value, rule.shape, budget);
             if (problem) return problem;
