@@ -18,6 +18,12 @@ t.test(
     const file = join(dir, 'data');
     await writeFile(file, Buffer.alloc(64 * 1024, 1));
     const before = await niceness('/proc/self/stat');
+    // Relative to the runner's own niceness (`nice -n 10 npm test` starts at 10), at most 19.
+    const expected = Math.min(19, before + HASHING_NICENESS);
+    if (expected === before) {
+      t.pass(`the runner's niceness is ${before}: no thread can be below it`);
+      return;
+    }
     const pool = new HasherPool(2);
     t.teardown(() => pool.close());
     pool.warm();
@@ -29,7 +35,7 @@ t.test(
       const values = await Promise.all(
         tasks.map((task) => niceness(`/proc/self/task/${task}/stat`).catch(() => 0)),
       );
-      lowered = values.filter((value) => value === HASHING_NICENESS).length;
+      lowered = values.filter((value) => value === expected).length;
       if (lowered < 2) await new Promise((resolve) => setTimeout(resolve, 20));
     }
     t.equal(lowered, 2, 'both threads lowered');
