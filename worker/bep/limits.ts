@@ -78,6 +78,9 @@ const SHAPES = new Map<number, Shape>([
   [MessageType.CLOSE, { 1: string('close reason') }],
 ]);
 
+// Every repeated field of bep.proto has a rule above but DownloadProgress's block indexes: those
+// bodies are not decoded at all (messages.ts).
+
 /**
  * What in a message's body breaks a bound (a count, a length, the number of entries), or undefined:
  * read from the protobuf wire bytes, without making an object of them. Bytes that are not protobuf at

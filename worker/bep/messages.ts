@@ -1,4 +1,4 @@
-import { type DescMessage, fromBinary, type MessageShape, toBinary } from '@bufbuild/protobuf';
+import { create, type DescMessage, fromBinary, type MessageShape, toBinary } from '@bufbuild/protobuf';
 import {
   ClusterConfigSchema,
   CloseSchema,
@@ -57,6 +57,9 @@ export function encodeBody(message: BepMessage): Uint8Array {
 export function decodeBody(type: number, bytes: Uint8Array): BepMessage | undefined {
   const kind = byType.get(type);
   if (kind === undefined) return undefined;
+  // Nothing here acts on another device's download progress (Syncthing shows it in its GUI only), and
+  // its block indexes are scalars, millions of which fit in a message: it is read as empty.
+  if (kind === 'DownloadProgress') return { kind, body: create(DownloadProgressSchema) };
   const body = fromBinary(kinds[kind].schema as DescMessage, bytes, { readUnknownFields: false });
   return { kind, body } as BepMessage;
 }

@@ -12,6 +12,7 @@ import {
   type Stats,
 } from 'node:fs';
 import { chmod, lutimes, mkdir, readdir, rename, rmdir, symlink, unlink } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { closeFd, lstatOrNone, openFd } from './fd.ts';
@@ -54,11 +55,19 @@ export function folderRoot(path: string): string {
   return path === '~' ? homedir() : path.startsWith('~/') ? join(homedir(), path.slice(2)) : path;
 }
 
-/** Syncthing's temporary name for a file being pulled (lib/fs/tempname.go), where a resumed pull reads. */
+/**
+ * Syncthing's temporary name for a file being pulled (lib/fs/tempname.go), where a resumed pull reads:
+ * `.syncthing.NAME.tmp` beside it, NAME replaced by its SHA-256 when longer than 145 bytes, so that
+ * the temporary name of a long name stays within the file system's limit.
+ */
 export function temporaryName(name: string): string {
   const slash = name.lastIndexOf('/');
-  return `${name.slice(0, slash + 1)}.syncthing.${name.slice(slash + 1)}.tmp`;
+  const base = name.slice(slash + 1);
+  const kept =
+    Buffer.byteLength(base) > MAX_TEMPORARY_BASE ? createHash('sha256').update(base).digest('hex') : base;
+  return `${name.slice(0, slash + 1)}.syncthing.${kept}.tmp`;
 }
+const MAX_TEMPORARY_BASE = 160 - '.syncthing.'.length - '.tmp'.length;
 
 /** The directory a name is in, '' for the folder's root. */
 export function parentOf(name: string): string {
@@ -72,17 +81,19 @@ export function baseOf(name: string): string {
 
 /** Whether a base name is one of Syncthing's temporary names (lib/fs/tempname.go IsTemporary). */
 export function isTemporary(name: string): boolean {
-  const base = name.slice(name.lastIndexOf('/') + 1);
-  return base.startsWith('.syncthing.') && base.endsWith('.tmp');
+  const base = baseOf(name);
+  return base.startsWith('.syncthing.') || base.startsWith('~syncthing~');
 }
 
 /**
- * Whether a name is the folder's own (its marker, `.stignore`, `.stversions`, or below them) or a
- * temporary file: never taken from another device, never written or deleted on its word.
+ * Whether a name is the folder's own (its marker, `.stfolder`, `.stignore`, `.stversions`, or below
+ * them) or a temporary file, or lies below one: never taken from another device, never written or
+ * deleted on its word (stricter than Syncthing, whose IsTemporary looks at the last part only).
  */
 export function isInternal(name: string, markerName = '.stfolder'): boolean {
-  const top = name.split('/', 1)[0] as string;
-  return INTERNAL_NAMES.includes(top) || top === markerName || isTemporary(name);
+  const parts = name.split('/');
+  const top = parts[0] as string;
+  return INTERNAL_NAMES.includes(top) || top === markerName || parts.some(isTemporary);
 }
 
 /** A name whose parent is a symlink (Syncthing's TraversesSymlinkError). */

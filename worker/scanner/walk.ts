@@ -1,4 +1,4 @@
-import { FolderFs } from '../files/folder-fs.ts';
+import { FolderFs, isTemporary } from '../files/folder-fs.ts';
 import type { FileRecord, FileType } from '../index-db/file-record.ts';
 import type { Ignores } from './ignores.ts';
 
@@ -16,7 +16,6 @@ export interface WalkProblem {
 
 // Names Syncthing never indexes: its own files in the folder root, and its temporary files anywhere.
 const INTERNAL_ROOT_NAMES = new Set(['.stfolder', '.stignore', '.stversions']);
-const isTemporary = (base: string) => base.startsWith('.syncthing.') && base.endsWith('.tmp');
 
 /**
  * Walks a folder's tree, or the subtrees `under` names, depth first, in name order, never following

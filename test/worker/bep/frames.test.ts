@@ -434,6 +434,11 @@ t.test('every message is bounded on its wire bytes before an object is made of t
   for (const [what, bytes, message] of cases) {
     t.throws(() => readAll(afterHello(), bytes), { name: 'ProtocolError', message }, what);
   }
+  // 16 MiB of one-byte block indexes would be 16 million numbers: another device's download progress
+  // is not acted on, and not decoded.
+  const progress = Buffer.concat([folder, field(2, field(4, Buffer.alloc(16 * 1024 * 1024, 1)))]);
+  const [read] = readAll(afterHello(), rawFrame(MessageType.DOWNLOAD_PROGRESS, progress));
+  t.match(read, { kind: 'message', message: { kind: 'DownloadProgress', body: { updates: [] } } });
   const legal = readAll(afterHello(), rawFrame(MessageType.INDEX, emptyFiles(10_000), true));
   t.equal(legal.length, 1, 'an Index of 10,000 files, at the bound, is read');
 });

@@ -92,6 +92,11 @@ t.test('the folder’s own names are never written or deleted', async (t) => {
   t.ok(isInternal('sub/.syncthing.x.tmp'), 'a temporary name anywhere');
   t.ok(isInternal(temporaryName('sub/x')));
   t.ok(isInternal('.stversions/a/b'));
+  t.ok(isInternal('q/.syncthing.b.tmp/c'), 'below a temporary name');
+  t.ok(isInternal('~syncthing~x'), 'Windows’ temporary prefix too');
+  const kept = `${'é'.repeat(72)}a`; // 145 bytes, as Syncthing keeps
+  t.equal(temporaryName(`a/${kept}`), `a/.syncthing.${kept}.tmp`, 'a base of 145 bytes kept');
+  t.match(temporaryName(`a/${'é'.repeat(73)}`), /^a\/\.syncthing\.[0-9a-f]{64}\.tmp$/, 'longer: its SHA-256');
   t.notOk(isInternal('sub/.stignore'), 'only at the root, as Syncthing’s IsInternal');
   t.notOk(isInternal('.stfolderx'));
 });
