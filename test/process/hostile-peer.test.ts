@@ -48,6 +48,9 @@ const MiB = 2 ** 20;
 const CANARY_MTIME = 1_577_836_800; // 2020-01-01
 const CANARY_ATIME = CANARY_MTIME - 86_400;
 const LEGAL_BATCHES = 3;
+// A ping slower than this is a worker that stopped serving (a blocked event loop took 11 to 20 s before
+// the bounds); below it, a busy machine's: the worker runs at a low priority (npm run bench measures).
+const SLOW_PING_MS = 8000;
 const EVENTS = 'RemoteIndexUpdated,StateChanged,ClusterConfigReceived';
 
 const root = t.testdir({
@@ -293,7 +296,7 @@ hostileCase(
       `worker RSS grew ${(figures.peakMb - figures.beforeMb).toFixed(1)} MB`,
     );
     t.ok(
-      figures.worstPingMs < 5000 && figures.failedPings === 0,
+      figures.worstPingMs < SLOW_PING_MS && figures.failedPings === 0,
       `worst ping ${figures.worstPingMs.toFixed(0)} ms`,
     );
     await api(syncd, 'DELETE', `/rest/cluster/pending/devices?device=${stranger.id}`);
@@ -367,7 +370,7 @@ hostileCase('i. 1,200 Requests for 1 MiB blocks whose answers are never read', a
   const grown = figures.peakMb - figures.beforeMb;
   t.ok(grown < 100, `worker RSS grew ${grown.toFixed(1)} MB`);
   t.ok(
-    figures.worstPingMs < 5000 && figures.failedPings === 0,
+    figures.worstPingMs < SLOW_PING_MS && figures.failedPings === 0,
     `worst ping ${figures.worstPingMs.toFixed(0)} ms`,
   );
 });
@@ -435,7 +438,7 @@ hostileCase('k. a file of 1 TiB beside a small one', async (t) => {
 
 // Last: the index holds 100,000 more records afterwards, which every later pull would go through.
 hostileCase(
-  'h. index updates: a million files in one, 10 × 10,000 in a row, 10,000 folders offered',
+  `h. index updates: a million files in one, ${LEGAL_BATCHES} × 10,000 in a row, 10,000 folders offered`,
   async (t) => {
     const million = await connectPeer();
     million.sendRaw(rawFrame(MessageType.INDEX_UPDATE, deletedFilesIndex(FOLDER, 'm/', 1_000_000)));
@@ -466,7 +469,7 @@ hostileCase(
       `${LEGAL_BATCHES} × 10,000 files: the connection stays (${peer.end?.reason ?? 'open'})`,
     );
     t.ok(
-      figures.worstPingMs < 3000 && figures.failedPings === 0,
+      figures.worstPingMs < SLOW_PING_MS && figures.failedPings === 0,
       `worst ping ${figures.worstPingMs.toFixed(0)} ms`,
     );
     await peer.close();
