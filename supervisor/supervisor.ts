@@ -236,9 +236,7 @@ export class Supervisor {
 
   readonly #handlers: Dispatch<WorkerMessage, [Slot]> = {
     'syncd:ready': (_message, slot) => this.#onReady(slot),
-    'syncd:accepted': ({ seq }, { worker }) => {
-      for (const handoff of Object.values(this.#handoffs)) handoff.acknowledged(worker, seq);
-    },
+    'syncd:accepted': ({ seq, listener }, { worker }) => this.#handoffs[listener].acknowledged(worker, seq),
     'syncd:action': ({ action }, slot) => {
       // A restart asked through a worker that has already been replaced is satisfied by that replacement.
       if (action === 'restart' && slot !== this.#active) {

@@ -216,7 +216,7 @@ export function runWorker(
           // acknowledged, the supervisor closes its copy once this worker answers a later message.
           if (!socket) return;
           serveOn[message.listener](socket as Socket);
-          send({ type: 'syncd:accepted', seq: message.seq });
+          send({ type: 'syncd:accepted', seq: message.seq, listener: message.listener });
         },
         'syncd:stats': (message) => {
           supervisor = message.supervisor;

@@ -115,7 +115,8 @@ export type SupervisorMessage =
  */
 export type WorkerMessage =
   | { type: 'syncd:ready' }
-  | { type: 'syncd:accepted'; seq: number }
+  // Each listener numbers its own connections: the answer names which.
+  | { type: 'syncd:accepted'; seq: number; listener: ListenerName }
   | { type: 'syncd:action'; action: Action }
   | { type: 'syncd:errors'; change: ErrorChange }
   | { type: 'syncd:heartbeat'; seq: number }

@@ -360,6 +360,36 @@ t.test('a connection whose handle never reached the worker is closed, not left h
   );
 });
 
+t.test(
+  'an acknowledgement settles its own listener’s connection, not another’s of the same seq',
+  async (t) => {
+    const { supervisor, worker } = setup(t);
+    supervisor.start();
+    worker(0).ready();
+    // Sync connections go to the worker once it holds the service.
+    while (supervisor.serviceHolder === undefined) await sleep(5);
+    const closed: string[] = [];
+    const socket = (name: string) => ({ destroy: () => closed.push(name) }) as unknown as Socket;
+    // The worker has not taken them yet: both are seq 1, each of its own listener.
+    worker(0).send = function (message, handle) {
+      this.sent.push(message);
+      void handle;
+    };
+    supervisor.accept('gui', socket('gui'));
+    supervisor.accept('sync', socket('sync'));
+    t.same(
+      worker(0)
+        .sent.filter((m) => m.type === 'syncd:connection')
+        .map((m) => 'seq' in m && m.seq),
+      [1, 1],
+    );
+    worker(0).say({ type: 'syncd:accepted', seq: 1, listener: 'sync' });
+    t.same(closed, ['sync'], 'the gui connection, still on its way, keeps its copy');
+    worker(0).say({ type: 'syncd:accepted', seq: 1, listener: 'gui' });
+    t.same(closed, ['sync', 'gui']);
+  },
+);
+
 t.test('while no worker serves connections are held, the oldest closed past the limit', async (t) => {
   const { supervisor, worker } = setup(t, { maxConnections: 2 });
   const closed: number[] = [];

@@ -102,7 +102,7 @@ t.test('a connection handed over is acknowledged with its seq and served', async
   await next('syncd:ready');
   const { handed, client } = await connectionPair(t);
   tell({ type: 'syncd:connection', seq: 7, listener: 'gui' }, handed);
-  t.same(await next('syncd:accepted'), { type: 'syncd:accepted', seq: 7 });
+  t.same(await next('syncd:accepted'), { type: 'syncd:accepted', seq: 7, listener: 'gui' });
   client.write(
     `GET /rest/system/ping HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: ${apiKey}\r\nConnection: close\r\n\r\n`,
   );
@@ -124,7 +124,11 @@ t.test(
     t.same(await next('syncd:heartbeat'), { type: 'syncd:heartbeat', seq: 4 }, 'the worker answers on');
     const { handed, client } = await connectionPair(t);
     tell({ type: 'syncd:connection', seq: 5, listener: 'gui' }, handed);
-    t.same(await next('syncd:accepted'), { type: 'syncd:accepted', seq: 5 }, 'the next one is taken');
+    t.same(
+      await next('syncd:accepted'),
+      { type: 'syncd:accepted', seq: 5, listener: 'gui' },
+      'the next one is taken',
+    );
     client.destroy();
   },
 );
