@@ -343,14 +343,6 @@ export class FolderFs {
     return this.#inSync(name, (dir, base) => dir.openSync(base, flags));
   }
 
-  /**
-   * The directory `name` and every missing parent, each made inside the one before; something other
-   * than a directory on the way is refused as a parent is.
-   */
-  mkdirAll(name: string): void {
-    if (name !== '') this.directory(name, true).close();
-  }
-
   async mkdir(name: string): Promise<void> {
     this.#refuseInternal(name);
     return this.#in(name, (dir, base) => dir.mkdir(base));
