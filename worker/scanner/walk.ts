@@ -1,4 +1,4 @@
-import { FolderFs, isTemporary } from '../files/folder-fs.ts';
+import { type FolderDirectory, FolderFs, isTemporary, parentOf } from '../files/folder-fs.ts';
 import type { FileRecord, FileType } from '../index-db/file-record.ts';
 import type { Ignores } from './ignores.ts';
 
@@ -33,8 +33,10 @@ export async function* walk(
   const fs = new FolderFs(root, options.markerName);
   const starts = options.under && options.under.length > 0 ? options.under : [''];
   const { ignores } = options;
-  // Names still to visit, the next one last: a directory's listing goes on top of its later siblings.
-  const stack: string[] = [];
+  // What is still to visit, the next one last: a directory's listing goes on top of its later
+  // siblings. Each entry is read as its directory is listed, in that directory held open: its parents
+  // are looked up once per directory, not once per entry.
+  const stack: Listed[] = [];
   for (const start of [...starts].reverse()) {
     if (start === '') {
       pushListing(stack, fs, '', internal, options);
@@ -42,19 +44,30 @@ export async function* walk(
     }
     const base = start.slice(start.lastIndexOf('/') + 1);
     if ((!start.includes('/') && internal.has(start)) || isTemporary(base)) continue;
-    stack.push(start);
+    let dir: FolderDirectory | undefined;
+    try {
+      dir = fs.directoryOrNone(parentOf(start));
+    } catch (error) {
+      options.problems.push({ name: start, error: describe(error) });
+    }
+    if (!dir) continue;
+    try {
+      stack.push({ name: start, entry: entryOf(dir, start, base, options.problems) });
+    } finally {
+      dir.close();
+    }
   }
   // The file system is asked synchronously, in slices of SLICE_MS with the event loop let go between
   // them: much faster than a promise per file, and HTTP and heartbeats still get their turn every few
   // milliseconds (a slow network file system costs one call more per slice at most).
   let slice: DiskEntry[] = [];
   let sliceStarted = performance.now();
-  for (let name = stack.pop(); name !== undefined; name = stack.pop()) {
+  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    const { name, entry } = next;
+    if (!entry) continue;
     const ignored = ignores?.ignored(name) ?? false;
     // An ignored directory is not entered, unless a ! pattern may take something below it.
     if (ignored && !ignores?.hasIncludes) continue;
-    const entry = entryOf(fs, name, options.problems);
-    if (!entry) continue;
     if (!ignored) slice.push(entry);
     if (entry.type === 'directory') pushListing(stack, fs, name, internal, options);
     if (performance.now() - sliceStarted > SLICE_MS) {
@@ -84,31 +97,53 @@ const SLICE_MS = 2;
 // Puts a directory's names on the stack, the first in name order on top; leaves out the folder's own
 // files (at its root) and temporary files.
 function pushListing(
-  stack: string[],
+  stack: Listed[],
   fs: FolderFs,
   relative: string,
   internal: ReadonlySet<string>,
   options: WalkOptions,
 ): void {
+  let dir: FolderDirectory;
   let names: string[];
   try {
-    names = fs.readdirSync(relative);
-    // A name that is not valid UTF-8 reads as one with U+FFFD in it: only then are the raw bytes asked
-    // for (a Buffer per name of every directory cost more than the rest of the listing).
-    if (names.some((name) => name.includes('\uFFFD'))) names = validNames(fs, relative, options);
+    dir = fs.directory(relative);
   } catch (error) {
     options.unreadable.add(relative);
     options.problems.push({ name: relative || '.', error: describe(error) });
     return;
   }
-  const kept: string[] = [];
-  for (const listed of names) {
-    const name = normalized(fs, relative, listed, options);
-    if (name === undefined || (relative === '' && internal.has(name)) || isTemporary(name)) continue;
-    kept.push(relative === '' ? name : `${relative}/${name}`);
+  try {
+    try {
+      names = dir.readdirSync();
+      // A name that is not valid UTF-8 reads as one with U+FFFD in it: only then are the raw bytes
+      // asked for (a Buffer per name of every directory cost more than the rest of the listing).
+      if (names.some((name) => name.includes('\uFFFD'))) names = validNames(dir, relative, options);
+    } catch (error) {
+      options.unreadable.add(relative);
+      options.problems.push({ name: relative || '.', error: describe(error) });
+      return;
+    }
+    const kept: string[] = [];
+    for (const listed of names) {
+      const name = normalized(fs, relative, listed, options);
+      if (name === undefined || (relative === '' && internal.has(name)) || isTemporary(name)) continue;
+      kept.push(name);
+    }
+    kept.sort();
+    for (let i = kept.length - 1; i >= 0; i--) {
+      const base = kept[i] as string;
+      const name = relative === '' ? base : `${relative}/${base}`;
+      stack.push({ name, entry: entryOf(dir, name, base, options.problems) });
+    }
+  } finally {
+    dir.close();
   }
-  kept.sort();
-  for (let i = kept.length - 1; i >= 0; i--) stack.push(kept[i] as string);
+}
+
+/** A name to visit, and what was read of it as its directory was listed (undefined: nothing to take). */
+interface Listed {
+  name: string;
+  entry: DiskEntry | undefined;
 }
 
 // A listed name in NFC, as Syncthing's scanner takes it on Linux (walk.go normalizePath): renamed on
@@ -142,9 +177,9 @@ function normalized(fs: FolderFs, relative: string, name: string, options: WalkO
 }
 
 // The names of a directory that are valid UTF-8; the others reported as problems.
-function validNames(fs: FolderFs, relative: string, options: WalkOptions): string[] {
+function validNames(dir: FolderDirectory, relative: string, options: WalkOptions): string[] {
   const valid: string[] = [];
-  for (const raw of fs.readdirBytesSync(relative)) {
+  for (const raw of dir.readdirBytesSync()) {
     const name = raw.toString('utf8');
     if (Buffer.from(name, 'utf8').equals(raw)) valid.push(name);
     else
@@ -156,9 +191,15 @@ function validNames(fs: FolderFs, relative: string, options: WalkOptions): strin
   return valid;
 }
 
-function entryOf(fs: FolderFs, name: string, problems: WalkProblem[]): DiskEntry | undefined {
+// What is at `name`, read in its directory `dir` (held open by the caller) as `base`.
+function entryOf(
+  dir: FolderDirectory,
+  name: string,
+  base: string,
+  problems: WalkProblem[],
+): DiskEntry | undefined {
   try {
-    const stats = fs.lstatBigSync(name);
+    const stats = dir.lstatBigSync(base);
     // Gone between the listing and now: as if it had never been listed.
     if (!stats) return undefined;
     const type: FileType | undefined = stats.isDirectory()
@@ -177,7 +218,7 @@ function entryOf(fs: FolderFs, name: string, problems: WalkProblem[]): DiskEntry
       permissions: type === 'symlink' ? 0 : Number(stats.mode & 0o777n),
       modifiedS: Number(stats.mtimeNs / 1_000_000_000n),
       modifiedNs: Number(stats.mtimeNs % 1_000_000_000n),
-      symlinkTarget: type === 'symlink' ? fs.readlinkSync(name) : '',
+      symlinkTarget: type === 'symlink' ? dir.readlinkSync(base) : '',
     };
   } catch (error) {
     // Gone between the listing and now: as if it had never been listed.
