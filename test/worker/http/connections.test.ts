@@ -101,6 +101,28 @@ t.test('requests the parser refuses get the same JSON error shape, and the conne
   }
 });
 
+t.test('a client still sending when its error answer comes still reads the answer', async (t) => {
+  // Closing a socket with unread input sends a reset, which drops what the client has not read yet:
+  // a slowloris-like client dripping header bytes lost its 408 that way under load.
+  const { port } = await listening(t);
+  const socket: Socket = connect({ port, host: '127.0.0.1' });
+  socket.on('error', () => {});
+  t.teardown(() => socket.destroy());
+  const closed = new Promise((resolve) => socket.once('close', resolve));
+  socket.write('GET /rest/system/ping HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ');
+  socket.pause();
+  const drip = setInterval(() => !socket.destroyed && socket.write('a'), 50);
+  // The headers timeout is 1 s, checked every second: answered within 2.5 s.
+  await new Promise((resolve) => setTimeout(resolve, 2500));
+  clearInterval(drip);
+  let received = '';
+  socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+  socket.resume();
+  await closed;
+  t.match(received, /^HTTP\/1\.1 408 /, 'the 408 was read');
+  t.match(received, /"code":"SYNCD_ERR_REQUEST_TIMEOUT"/, 'with its body');
+});
+
 t.test('an unknown path under /rest/noauth/ is a 404 without a key; actions still need one', async (t) => {
   const { port } = await listening(t);
   const noKey = (path: string) => `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`;
