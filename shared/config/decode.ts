@@ -15,6 +15,7 @@ import {
   OPTIONS_DEFAULTS,
   SYNCTHING_CONFIG_VERSION,
 } from './defaults.ts';
+import { checkFieldStatus } from './field-status.ts';
 import { ConfigProblem, describe, isObject, overlay } from './shape.ts';
 
 const TOP_LEVEL = new Set(Object.keys(emptyConfiguration()));
@@ -112,6 +113,7 @@ export function prepare(input: Configuration, myId: string, deviceName: string):
   checkDevice({ ...config.defaults.device, deviceID: myId }, 'defaults.device');
   config.defaults.device.deviceID = '';
   prepareFolder(config.defaults.folder, 'defaults.folder', myId, known, { template: true });
+  checkFieldStatus(config);
   return config;
 }
 

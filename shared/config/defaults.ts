@@ -128,7 +128,8 @@ export const OPTIONS_DEFAULTS = {
   urURL: 'https://data.syncthing.net/newdata',
   urPostInsecurely: false,
   urInitialDelayS: 1800,
-  restartOnWakeup: true,
+  // syncd: no restart after the computer sleeps.
+  restartOnWakeup: false,
   autoUpgradeIntervalH: 0,
   upgradeToPreReleases: false,
   keepTemporariesH: 24,

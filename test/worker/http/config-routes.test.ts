@@ -93,7 +93,7 @@ t.test('a folder is added the way Syncthing CLI sends it: null lists and zero va
     type: 'sendreceive',
     devices: null,
     minDiskFree: { value: 0, unit: '' },
-    versioning: { type: '', params: null, cleanupIntervalS: 0, fsPath: '', fsType: 'basic' },
+    versioning: { type: '', params: null, cleanupIntervalS: 3600, fsPath: '', fsType: 'basic' },
     weakHashThresholdPct: 0,
     markerName: '',
     fsWatcherDelayS: 0,
@@ -267,13 +267,21 @@ t.test(
 
 t.test('sections: PUT starts from Syncthing defaults, PATCH from what is there', async (t) => {
   const { call, config } = await setup(t);
-  await call('PATCH', '/rest/config/options', { maxSendKbps: 10, reconnectionIntervalS: 5 });
-  await call('PUT', '/rest/config/options', { maxSendKbps: 20 });
-  t.match(config.current.options, { maxSendKbps: 20, reconnectionIntervalS: 60 });
+  await call('PATCH', '/rest/config/options', { progressUpdateIntervalS: 10, reconnectionIntervalS: 5 });
+  await call('PUT', '/rest/config/options', { progressUpdateIntervalS: 20 });
+  t.match(config.current.options, { progressUpdateIntervalS: 20, reconnectionIntervalS: 60 });
   await call('PUT', '/rest/config/defaults/ignores', { lines: ['*.tmp'] });
   t.same((await call('GET', '/rest/config/defaults/ignores')).json(), { lines: ['*.tmp'] });
-  await call('PATCH', '/rest/config/ldap', { address: 'ldap.example:389' });
-  t.equal((await call('GET', '/rest/config/ldap')).json().address, 'ldap.example:389');
+  const ldap = await call('PATCH', '/rest/config/ldap', { address: 'ldap.example:389' });
+  t.match(
+    [ldap.status, ldap.json()],
+    [
+      400,
+      { message: /^ldap\.address: syncd does not act on this field \(syncd checks no user and password\)/ },
+    ],
+    'a field syncd does not act on is refused, naming it',
+  );
+  t.equal((await call('GET', '/rest/config/ldap')).json().address, '', 'and nothing changed');
   await call('PATCH', '/rest/config/defaults/folder', { rescanIntervalS: 60 });
   await call('POST', '/rest/config/folders', { id: 'x', path: '/x' });
   t.equal(config.current.folders[0]?.rescanIntervalS, 60, 'new folders start from defaults.folder');
@@ -340,11 +348,11 @@ t.test('a save the supervisor refuses is answered with its status, and nothing c
     [400, { code: 'SYNCD_ERR_INVALID_CONFIG', message: /cannot listen/ }],
   );
   control.refuse = { ok: false, status: 500, message: 'config.json: cannot be written: EROFS' };
-  const failed = await call('PATCH', '/rest/config/options', { maxSendKbps: 1 });
+  const failed = await call('PATCH', '/rest/config/options', { progressUpdateIntervalS: 1 });
   t.match([failed.status, failed.json()], [500, { code: 'SYNCD_ERR_CONFIG_NOT_SAVED', message: /EROFS/ }]);
   control.refuse = { ok: false, status: 409, message: 'changed meanwhile' };
   t.equal((await call('POST', '/rest/system/pause')).status, 200, 'nothing to pause: nothing to save');
-  t.equal((await call('PATCH', '/rest/config/options', { maxSendKbps: 1 })).status, 409);
+  t.equal((await call('PATCH', '/rest/config/options', { progressUpdateIntervalS: 1 })).status, 409);
   t.equal(config.current, before);
 });
 
