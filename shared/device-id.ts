@@ -59,6 +59,8 @@ export function shortIdOf(id: string): bigint {
 
 /** A short ID as Syncthing prints it: the first 7 base32 characters of its 8 bytes, big-endian. */
 export function shortIdString(id: bigint): string {
+  // Syncthing's ShortID.String: none for 0 (a version no device has modified).
+  if (id === 0n) return '';
   let out = '';
   for (let i = 0; i < 7; i++) out += ALPHABET[Number((id >> BigInt(59 - 5 * i)) & 31n)];
   return out;

@@ -18,7 +18,7 @@ import {
   writeFile,
 } from 'node:fs/promises';
 import { join } from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { api, startDevice, withNewWorker } from '../helpers/service.ts';
 import { hasSyncthing, NO_SYNCTHING, pollUntil, shareFolder, startSyncthing } from '../helpers/syncthing.ts';
 
@@ -207,14 +207,16 @@ t.test(
     );
 
     // Apart, each side changes the file its own way; Syncthing's change is the later one.
-    await api(syncd, 'POST', `/rest/system/pause?device=${syncthing.id}`);
-    await syncthing.until('apart', async () => {
-      const { connections } = await syncthing.call<{ connections: Record<string, { connected: boolean }> }>(
-        'GET',
-        '/rest/system/connections',
-      );
-      return connections[status.myID]?.connected === false;
-    });
+    const apart = async () => {
+      await api(syncd, 'POST', `/rest/system/pause?device=${syncthing.id}`);
+      await syncthing.until('apart', async () => {
+        const { connections } = await syncthing.call<{
+          connections: Record<string, { connected: boolean }>;
+        }>('GET', '/rest/system/connections');
+        return connections[status.myID]?.connected === false;
+      });
+    };
+    await apart();
     await writeFile(join(mine, 'x.txt'), 'changed on syncd\n');
     await utimes(join(mine, 'x.txt'), 1_800_000_000, 1_800_000_000);
     await api(syncd, 'POST', '/rest/db/scan?folder=both');
@@ -223,33 +225,48 @@ t.test(
     await syncthing.call('POST', '/rest/db/scan?folder=both');
     await api(syncd, 'POST', `/rest/system/resume?device=${syncthing.id}`);
 
-    // Both end with Syncthing's version (the newer), and syncd's as a conflict copy named for syncd (a
-    // pull's temporary file, .syncthing.x.sync-conflict-….tmp, is not one yet).
-    const copyOf = async (path: string) =>
-      (await readdir(path)).filter((name) => name.startsWith('x.sync-conflict-'));
-    const conflictName = new RegExp(`^x\\.sync-conflict-\\d{8}-\\d{6}-${status.myID.slice(0, 7)}\\.txt$`);
-    for (const [side, path] of [
-      ['syncd', mine],
-      ['Syncthing', theirs],
-    ] as const) {
-      const copies = await pollUntil(
-        `the conflict settled on ${side}`,
-        async () => {
-          const found = await copyOf(path);
-          const text = await readFile(join(path, 'x.txt'), 'utf8');
-          return found.length === 1 && text === 'changed on syncthing\n' && found;
-        },
-        90_000,
-      );
-      t.match(copies[0], conflictName, `${side}: the conflict copy is named for the device that lost`);
-      t.equal(
-        await readFile(join(path, copies[0] as string), 'utf8'),
-        'changed on syncd\n',
-        `${side}: it holds the loser`,
-      );
+    // Both end with Syncthing's version (the newer), and syncd's as a conflict copy named, as Syncthing
+    // names it, for the device that last changed the winning version: Syncthing (a pull's temporary
+    // file, .syncthing.x.sync-conflict-….tmp, is not one yet).
+    await settled(t, [mine, theirs], syncthing.id, 'changed on syncthing\n', 'changed on syncd\n');
+
+    // The other way round: syncd's change is the later one, and Syncthing, losing, makes the copy.
+    await apart();
+    for (const path of [mine, theirs]) {
+      for (const name of await readdir(path)) if (name.includes('sync-conflict')) await rm(join(path, name));
     }
+    await writeFile(join(theirs, 'x.txt'), 'changed on syncthing again\n');
+    await utimes(join(theirs, 'x.txt'), 1_800_000_200, 1_800_000_200);
+    await syncthing.call('POST', '/rest/db/scan?folder=both');
+    await writeFile(join(mine, 'x.txt'), 'changed on syncd again\n');
+    await utimes(join(mine, 'x.txt'), 1_800_000_300, 1_800_000_300);
+    await api(syncd, 'POST', '/rest/db/scan?folder=both');
+    await api(syncd, 'POST', `/rest/system/resume?device=${syncthing.id}`);
+    await settled(t, [theirs, mine], status.myID, 'changed on syncd again\n', 'changed on syncthing again\n');
   },
 );
+
+/**
+ * Waits until both folders hold `winner` in x.txt and one conflict copy holding `loser`, named for
+ * `winnerId`; the first path is the side that lost.
+ */
+async function settled(t: Test, paths: string[], winnerId: string, winner: string, loser: string) {
+  const name = new RegExp(`^x\\.sync-conflict-\\d{8}-\\d{6}-${winnerId.slice(0, 7)}\\.txt$`);
+  for (const [i, path] of paths.entries()) {
+    const side = i === 0 ? 'the side that lost' : 'the side that won';
+    const copies = await pollUntil(
+      `the conflict settled on ${side}`,
+      async () => {
+        const found = (await readdir(path)).filter((entry) => entry.startsWith('x.sync-conflict-'));
+        const text = await readFile(join(path, 'x.txt'), 'utf8');
+        return found.length === 1 && text === winner && found;
+      },
+      90_000,
+    );
+    t.match(copies[0], name, `${side}: the copy is named for the winner's last modifier`);
+    t.equal(await readFile(join(path, copies[0] as string), 'utf8'), loser, `${side}: it holds the loser`);
+  }
+}
 
 t.test(
   'three devices: a file from one syncd reaches another through Syncthing, and back',

@@ -53,7 +53,7 @@ export interface FolderRunnerOptions {
   ) => Promise<{
     pulled: number;
     problems: WalkProblem[];
-    conflicts: string[];
+    toScan: string[];
     last?: { name: string; deleted: boolean; at: Date };
   }>;
 }
@@ -418,36 +418,37 @@ export class FolderRunner {
     if (!pull || this.#config.paused || this.#state === 'error') return;
     const { id, ignorePerms, ignoreDelete, label, maxConflicts, order, markerName, minDiskFree } =
       this.#config;
-    const folder = {
-      ...{ id, path: this.path, ignorePerms, ignoreDelete, label, maxConflicts, markerName, minDiskFree },
-      // The configuration's decoding admits Syncthing's six orders only.
-      order: order as PullOrder,
-    };
     this.#setState('syncing');
     try {
-      const { problems, conflicts, last } = await pull(folder, this.#abort.signal);
+      // Read again, as Syncthing reads them before each pull: nothing ignored is pulled, changed or deleted.
+      this.#ignores = await Ignores.load(this.path);
+      const folder = {
+        ...{ id, path: this.path, ignorePerms, ignoreDelete, label, maxConflicts, markerName, minDiskFree },
+        // The configuration's decoding admits Syncthing's six orders only.
+        order: order as PullOrder,
+        ignores: this.#ignores,
+      };
+      const { problems, toScan, last } = await pull(folder, this.#abort.signal);
       if (last) this.#lastFile = last;
-      // A conflict copy is a new local file: scanned at once, so that the other devices get it.
-      if (conflicts.length > 0) void this.scan(conflicts);
+      // A conflict copy is a new local file: scanned at once, so that the other devices get it; so is
+      // a directory that could not be deleted for what is in it.
+      if (toScan.length > 0) void this.scan(toScan);
       const before = this.#pullProblems;
       this.#pullProblems = problems;
       if (problems.length > 0 || before.length > 0) {
         events.log('FolderErrors', {
-          folder: folder.id,
+          folder: id,
           errors: this.problems.map((p) => ({ error: p.error, path: p.name })),
         });
       }
       for (const p of problems) {
         logger.warn(
-          { folder: folder.id, path: p.name, slot: `folder-${folder.id}-pull` },
-          `folder ${folder.id}: cannot pull ${p.name}: ${p.error}`,
+          { folder: id, path: p.name, slot: `folder-${id}-pull` },
+          `folder ${id}: cannot pull ${p.name}: ${p.error}`,
         );
       }
     } catch (error) {
-      logger.error(
-        { err: error, folder: folder.id },
-        `folder ${folder.id}: pull failed: ${(error as Error).message}`,
-      );
+      logger.error({ err: error, folder: id }, `folder ${id}: pull failed: ${(error as Error).message}`);
     }
     if (this.#stopped) return;
     this.#setState('idle');

@@ -80,12 +80,27 @@ export class Ignores {
 
   /** Whether `name` (relative to the folder, `/` between parts) is ignored. */
   ignored(name: string): boolean {
+    const pattern = this.#first(name);
+    return pattern !== undefined && !pattern.include;
+  }
+
+  /**
+   * Whether `name` is ignored by a `(?d)` pattern: it may be removed when it stands in the way of
+   * deleting its directory (Syncthing's IsDeletable).
+   */
+  deletable(name: string): boolean {
+    const pattern = this.#first(name);
+    return pattern !== undefined && !pattern.include && pattern.deletable;
+  }
+
+  // The first pattern that matches `name`: it decides.
+  #first(name: string): Pattern | undefined {
     let lower: string | undefined;
     for (const pattern of this.#patterns) {
       const subject = pattern.foldCase ? (lower ??= name.toLowerCase()) : name;
-      if (pattern.regex.test(subject)) return !pattern.include;
+      if (pattern.regex.test(subject)) return pattern;
     }
-    return false;
+    return undefined;
   }
 }
 

@@ -95,8 +95,12 @@ export async function scanFolder(options: ScanOptions): Promise<ScanResult> {
     result.written += written.length;
     options.onBatch?.(written);
   };
-  const record = (scanned: Omit<FileRecord, 'sequence'>, previous: FileSummary | undefined) => {
-    const next = folder.receiveOnly ? receiveOnlyRecord(db, folder, scanned, previous) : scanned;
+  const record = (
+    scanned: Omit<FileRecord, 'sequence'>,
+    previous: FileSummary | undefined,
+    { asIs = false } = {},
+  ) => {
+    const next = folder.receiveOnly && !asIs ? receiveOnlyRecord(db, folder, scanned, previous) : scanned;
     if (next === 'forget') {
       removed.push(scanned.name);
       return;
@@ -117,8 +121,17 @@ export async function scanFolder(options: ScanOptions): Promise<ScanResult> {
   };
   // A name never indexed starts a new vector: no need to ask the index for an old one.
   const now = BigInt(Math.floor(Date.now() / 1000));
-  const versionOf = (name: string) =>
-    bumpVersion(known.has(name) ? (db.file(folder.id, name)?.version ?? []) : [], shortId, now);
+  const versionOf = (name: string, previous: FileSummary | undefined) => {
+    const bumped = bumpVersion(
+      known.has(name) ? (db.file(folder.id, name)?.version ?? []) : [],
+      shortId,
+      now,
+    );
+    // A name ignored here until now holds the version of what the other devices have, not of what is
+    // on disk: it comes back as this device's change alone, to meet theirs as a conflict, never to
+    // replace it unseen (Syncthing's ShouldConflict: Version.DropOthers).
+    return previous?.invalid ? bumped.filter((counter) => counter.id === shortId) : bumped;
+  };
 
   // Hashing runs ahead of recording: at most IN_FLIGHT files at once, recorded in walk order.
   let hashTotal = 0;
@@ -175,7 +188,7 @@ export async function scanFolder(options: ScanOptions): Promise<ScanResult> {
         invalid: false,
         // A symlink has no permissions of its own (Syncthing records it so).
         noPermissions: folder.ignorePerms || entry.type === 'symlink',
-        version: versionOf(entry.name),
+        version: versionOf(entry.name, previous),
         blockSize: outcome?.blockSize ?? 0,
         blocks: outcome?.blocks ?? [],
       },
@@ -230,29 +243,41 @@ export async function scanFolder(options: ScanOptions): Promise<ScanResult> {
     const failed = new Set(problems.map((problem) => problem.name));
     const inScope = scopeTest(under);
     for (const [name, previous] of known) {
-      if (previous.deleted || seen.has(name) || !inScope(name) || underAny(name, unreadable)) continue;
+      if (seen.has(name) || !inScope(name) || underAny(name, unreadable)) continue;
+      if (previous.deleted && !previous.invalid) continue;
       if (failed.has(name)) continue;
-      // Ignored now: kept in the index as invalid (Syncthing's locally ignored), never as deleted.
       const ignored = ignores.ignored(name);
       if (ignored && previous.invalid) continue;
+      if (ignored) {
+        // Ignored now: kept as it was, without its content, marked ignored (Syncthing's
+        // ConvertToIgnoredFileInfo): the version stays, so that no device takes it for a change.
+        const full = db.file(folder.id, name);
+        if (full)
+          record({ ...withoutSequence(full), size: 0, blocks: [], invalid: true }, previous, { asIs: true });
+        continue;
+      }
       record(
         {
           name,
           type: previous.type,
-          size: ignored ? previous.size : 0,
+          size: 0,
           permissions: previous.permissions,
           modifiedS: previous.modifiedS,
           modifiedNs: previous.modifiedNs,
           modifiedBy: shortId,
-          deleted: !ignored,
-          invalid: ignored,
+          deleted: true,
+          invalid: false,
           noPermissions: folder.ignorePerms,
-          version: versionOf(name),
+          // No longer ignored, and not here: without a version, so that the next pull brings the other
+          // devices' version back rather than this device deleting it for them (Syncthing's
+          // ShouldConflict on a deletion).
+          version: previous.invalid ? [] : versionOf(name, previous),
           blockSize: 0,
           blocks: [],
           symlinkTarget: '',
         },
         previous,
+        { asIs: previous.invalid },
       );
     }
   }

@@ -1,5 +1,5 @@
 import type { Stats } from 'node:fs';
-import { basename, extname } from 'node:path';
+import { basename } from 'node:path';
 import { shortIdString } from '../../shared/device-id.ts';
 import type { Logger } from '../../shared/logger.ts';
 import type { BlockRequest } from '../devices/device-connections.ts';
@@ -9,6 +9,7 @@ import {
   baseOf,
   type FolderDirectory,
   FolderFs,
+  isTemporary,
   NotADirectoryError,
   parentOf,
   temporaryName,
@@ -18,6 +19,7 @@ import { type DiskSpace, FreeSpace } from '../files/disk-space.ts';
 import { type FileRecord, withoutSequence } from '../index-db/file-record.ts';
 import { type IndexDb, LOCAL } from '../index-db/index-db.ts';
 import { hasSha256 } from '../scanner/blocks.ts';
+import type { Ignores } from '../scanner/ignores.ts';
 import type { BlockWriter } from './block-writer.ts';
 import { compareVersions, equivalent } from '../index-db/versions.ts';
 import { folderNeed, fullRecords, type NeededItem } from './need.ts';
@@ -40,6 +42,8 @@ export interface PullOptions {
     markerName?: string;
     /** Free space to leave on the folder's disk (Syncthing's minDiskFree); a file that would not fit waits. */
     minDiskFree?: DiskSpace;
+    /** What is never pulled, changed or deleted here (the folder's .stignore). */
+    ignores?: Ignores;
   };
   db: IndexDb;
   /** Devices connected now. */
@@ -85,7 +89,8 @@ const BLOCK_BYTES_AT_ONCE = 64 * 1024 * 1024;
 export async function pullFolder(options: PullOptions): Promise<{
   pulled: number;
   problems: PullProblem[];
-  conflicts: string[];
+  /** Names to scan at once: conflict copies made, directories whose deletion found unknown entries. */
+  toScan: string[];
   /** The last item pulled, for GET /rest/stats/folder. */
   last?: { name: string; deleted: boolean; at: Date };
 }> {
@@ -93,9 +98,25 @@ export async function pullFolder(options: PullOptions): Promise<{
   const fs = new FolderFs(folder.path, folder.markerName);
   const space = new FreeSpace(fs.root, folder.minDiskFree, folderDescription(folder));
   // What the global versions say this device needs; with ignoreDelete, other devices' deletions stay undone.
-  const work = folderNeed(db, folder.id).needed.filter(
+  const needed = folderNeed(db, folder.id).needed.filter(
     (item) => !(item.global.deleted && folder.ignoreDelete),
   );
+  // An ignored name is left as it is on disk, and recorded as the version needed, marked ignored and
+  // without content (Syncthing's SetIgnored in processNeeded): needed no more, and offered to the
+  // other devices as invalid, so that none counts it as needed from here.
+  const ignored = needed.filter((item) => folder.ignores?.ignored(item.name));
+  if (ignored.length > 0) {
+    const marked = ignored.map((item) => ({
+      ...withoutSequence(item.global),
+      size: 0,
+      blocks: [],
+      invalid: true,
+    }));
+    for (let at = 0; at < marked.length; at += RECORD_BATCH) {
+      options.recorded(db.update(folder.id, marked.slice(at, at + RECORD_BATCH)));
+    }
+  }
+  const work = ignored.length > 0 ? needed.filter((item) => !folder.ignores?.ignored(item.name)) : needed;
   const rank = (entry: (typeof work)[number]) =>
     entry.global.deleted ? 2 : entry.global.type === 'directory' ? 0 : 1;
   work.sort((a, b) =>
@@ -106,7 +127,7 @@ export async function pullFolder(options: PullOptions): Promise<{
         : a.name.localeCompare(b.name),
   );
   const problems: PullProblem[] = [];
-  const conflicts: string[] = [];
+  const toScan: string[] = [];
   let pulled = 0;
   let last: { name: string; deleted: boolean; at: Date } | undefined;
   // Where each block this device has is, by hash: made once, when a file first needs a block.
@@ -147,7 +168,7 @@ export async function pullFolder(options: PullOptions): Promise<{
     let error: string | null = null;
     try {
       const copy = await pullOne(options, { fs, space }, item, here, budget);
-      if (copy) conflicts.push(copy);
+      if (copy) toScan.push(copy);
       done.push(withoutSequence(item.global));
       if (done.length >= RECORD_BATCH) flush();
       pulled += 1;
@@ -164,6 +185,7 @@ export async function pullFolder(options: PullOptions): Promise<{
     } catch (caught) {
       error = (caught as Error).message;
       problems.push({ name: item.name, error });
+      if (caught instanceof ScanFirstError) toScan.push(item.name);
     }
     options.events.log('ItemFinished', { folder: folder.id, item: item.name, type, action, error });
   };
@@ -182,7 +204,7 @@ export async function pullFolder(options: PullOptions): Promise<{
     await Promise.all(Array.from({ length: Math.min(parallel, items.length) }, worker));
     flush();
   }
-  return { pulled, problems, conflicts, last };
+  return { pulled, problems, toScan, last };
 }
 
 /**
@@ -286,7 +308,7 @@ async function pullIn(
     compareVersions(local.version, global.version).startsWith('concurrent');
   if (global.deleted) {
     // A change beats a deletion (Syncthing's conflict rule): a deletion that is global never meets one.
-    if (onDisk?.isDirectory()) await dir.rmdir(base);
+    if (onDisk?.isDirectory()) await deleteDirectory(options, fs, name, dir);
     else await dir.unlink(base);
     return;
   }
@@ -301,7 +323,7 @@ async function pullIn(
     const problem = await space.problem(global.size);
     if (problem) throw new Error(problem);
   }
-  const copy = conflict ? await keepConflict(folder, name, local?.modifiedBy ?? 0n, fs) : undefined;
+  const copy = conflict ? await keepConflict(folder, name, global.modifiedBy, fs) : undefined;
   if (!conflict && onDisk?.isDirectory()) throw new Error('a directory is where the file goes');
   const temporary = baseOf(temporaryName(name));
   if (global.type === 'symlink') {
@@ -512,9 +534,13 @@ async function fromDevices(
   throw new Error(`block ${index}: ${last}`);
 }
 
-/** Syncthing's conflict copy name: NAME.sync-conflict-YYYYMMDD-HHMMSS-MODIFIER.EXT, local time. */
+/**
+ * Syncthing's conflict copy name (folder_sendrecv.go conflictName): NAME.sync-conflict-YYYYMMDD-HHMMSS-
+ * WINNER.EXT in local time, WINNER the short ID of the device that last changed the version that won
+ * (the one pulled), EXT from the last part of the path only.
+ */
 export function conflictName(path: string, modifiedBy: bigint, now = new Date()): string {
-  const ext = extname(path);
+  const ext = extensionOf(path);
   const pad = (n: number) => String(n).padStart(2, '0');
   const stamp = `${now.getFullYear()}${pad(now.getMonth() + 1)}${pad(now.getDate())}-${pad(now.getHours())}${pad(now.getMinutes())}${pad(now.getSeconds())}`;
   return `${path.slice(0, path.length - ext.length)}.sync-conflict-${stamp}-${shortIdString(modifiedBy)}${ext}`;
@@ -522,25 +548,27 @@ export function conflictName(path: string, modifiedBy: bigint, now = new Date())
 
 /**
  * Moves the losing local version of a file out of the way as Syncthing does (folder_sendrecv.go
- * moveForConflict): to a conflict copy, with at most `maxConflicts` copies of the file kept (the
- * oldest removed); with 0, or when the file is a conflict copy itself, it is not kept at all, as
- * the folder's configuration asks. Answers the copy's name, if one was made.
+ * moveForConflict): to a conflict copy named for `winner`, the modifier of the version that replaces
+ * it, with at most `maxConflicts` copies of the file kept (the oldest removed; a negative number keeps
+ * all); with 0, or when the file is a conflict copy itself, it is not kept at all, as the folder's
+ * configuration asks. Answers the copy's name, if one was made.
  */
 export async function keepConflict(
   folder: PullOptions['folder'],
   name: string,
-  modifiedBy: bigint,
+  winner: bigint,
   fs = new FolderFs(folder.path, folder.markerName),
 ): Promise<string | undefined> {
   const max = folder.maxConflicts ?? 10;
-  if (CONFLICT_COPY.test(basename(name)) || max === 0) {
+  // Syncthing's isConflict: any name with the marker in it.
+  if (basename(name).includes('.sync-conflict-') || max === 0) {
     await fs.unlink(name).catch(ignoreMissing);
     return undefined;
   }
-  const copy = conflictName(name, modifiedBy);
+  const copy = conflictName(name, winner);
   await fs.rename(name, copy);
   if (max > 0) {
-    const ext = extname(name);
+    const ext = extensionOf(name);
     const stem = basename(name).slice(0, basename(name).length - ext.length);
     const parent = parentOf(name);
     const copies = (await fs.readdir(parent))
@@ -553,6 +581,87 @@ export async function keepConflict(
     }
   }
   return copy;
+}
+
+// Syncthing's words for a directory deleted elsewhere that cannot go here (folder_sendrecv.go).
+const DIR_DELETED = 'delete dir: directory has been deleted on a remote device but';
+
+/** A directory whose deletion found entries the index does not know: scanned before it is tried again. */
+class ScanFirstError extends Error {}
+
+/**
+ * Deletes the directory `name` in `parent`, as Syncthing's deleteDirOnDisk: only when nothing that
+ * must stay is in it. Temporary files, and what a `(?d)` pattern ignores, go with it; an ignored entry
+ * keeps it (the user's, never deleted for another device), and so does one the index does not know
+ * (scanned first) or one it knows (the other device ignores it, perhaps). Entries go only once the
+ * directory can.
+ */
+async function deleteDirectory(
+  options: PullOptions,
+  fs: FolderFs,
+  name: string,
+  parent: FolderDirectory,
+): Promise<void> {
+  const { ignores, id } = options.folder;
+  const removable: Array<{ name: string; directory: boolean }> = [];
+  let unknown = false;
+  let ignored = false;
+  let known = false;
+  const sub = fs.directory(name);
+  try {
+    for (const entry of await sub.readdir()) {
+      const child = `${name}/${entry}`;
+      const stats = await sub.lstat(entry);
+      if (!stats) continue;
+      if (isTemporary(entry) || ignores?.deletable(child)) {
+        removable.push({ name: child, directory: stats.isDirectory() });
+      } else if (ignores?.ignored(child)) {
+        ignored = true;
+      } else {
+        const record = options.db.file(id, child);
+        if (!record || record.deleted) unknown = true;
+        else known = true;
+      }
+    }
+  } finally {
+    sub.close();
+  }
+  if (unknown) throw new ScanFirstError(`${DIR_DELETED} contains changed files, scheduling scan`);
+  if (ignored) {
+    throw new Error(`${DIR_DELETED} contains ignored files (see ignore documentation for (?d) prefix)`);
+  }
+  if (known) {
+    throw new Error(
+      `${DIR_DELETED} is not empty; the contents are probably ignored on that remote device, but not locally`,
+    );
+  }
+  for (const entry of removable) await removeAll(fs, entry.name, entry.directory);
+  await parent.rmdir(baseOf(name));
+}
+
+// Removes a file, or a directory and all in it, through the folder's files (never through a symlink).
+async function removeAll(fs: FolderFs, name: string, directory: boolean): Promise<void> {
+  if (directory) {
+    const dir = fs.directory(name);
+    try {
+      for (const entry of await dir.readdir()) {
+        const stats = await dir.lstat(entry);
+        if (stats) await removeAll(fs, `${name}/${entry}`, stats.isDirectory());
+      }
+    } finally {
+      dir.close();
+    }
+    await fs.rmdir(name);
+  } else {
+    await fs.unlink(name).catch(ignoreMissing);
+  }
+}
+
+/** Go's filepath.Ext, as Syncthing splits names: from the last dot of the last part (`.bashrc` whole). */
+function extensionOf(path: string): string {
+  const base = basename(path);
+  const dot = base.lastIndexOf('.');
+  return dot < 0 ? '' : base.slice(dot);
 }
 
 function ignoreMissing(error: NodeJS.ErrnoException): void {

@@ -1,7 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import t from 'tap';
 import { shortIdString } from '../../../shared/device-id.ts';
-import { keepConflict } from '../../../worker/sync/pull-folder.ts';
+import { conflictName, keepConflict } from '../../../worker/sync/pull-folder.ts';
 
 const me = 0x0123456789abcdefn;
 const old = (stamp: string) => `a.sync-conflict-${stamp}-AAAAAAA.txt`;
@@ -44,4 +44,17 @@ t.test('a conflict copy that loses again is not copied again', async (t) => {
   const path = t.testdir({ [old('20200101-000000')]: 'old' });
   t.equal(await keepConflict({ id: 'f', path, ignorePerms: false }, old('20200101-000000'), me), undefined);
   t.same(await readdir(path), []);
+});
+
+t.test("a conflict copy's name splits the extension as Syncthing does (Go's filepath.Ext)", async (t) => {
+  const at = new Date(2022, 2, 15, 10, 11, 12);
+  const id = shortIdString(me);
+  const cases: Array<[string, string]> = [
+    ['dir.v2/file', `dir.v2/file.sync-conflict-20220315-101112-${id}`],
+    ['a.tar.gz', `a.tar.sync-conflict-20220315-101112-${id}.gz`],
+    ['.bashrc', `.sync-conflict-20220315-101112-${id}.bashrc`],
+    ['file.', `file.sync-conflict-20220315-101112-${id}.`],
+  ];
+  for (const [name, expected] of cases) t.equal(conflictName(name, me, at), expected, name);
+  t.equal(conflictName('x.txt', 0n, at), 'x.sync-conflict-20220315-101112-.txt', 'no modifier: empty');
 });

@@ -6,13 +6,11 @@ import { temporaryName } from '../../../worker/files/folder-fs.ts';
 import type { BlockRequest } from '../../../worker/devices/device-connections.ts';
 import { EventLog } from '../../../worker/events/event-log.ts';
 import type { FileRecord } from '../../../worker/index-db/file-record.ts';
-import { IndexDb } from '../../../worker/index-db/index-db.ts';
-import { HasherPool } from '../../../worker/scanner/hasher-pool.ts';
 import { scanFolder } from '../../../worker/scanner/scan-folder.ts';
 import { DownloadProgress, type FileProgress } from '../../../worker/sync/download-progress.ts';
-import { BlockWriter } from '../../../worker/sync/block-writer.ts';
 import { pullFolder } from '../../../worker/sync/pull-folder.ts';
 import { recordingLogger } from '../../helpers/app.ts';
+import { pullRig } from '../../helpers/pull-rig.ts';
 import { receivedBlock } from '../../helpers/received-block.ts';
 
 // The devices are played by `answer`, which serves blocks from the source folder's real file; the
@@ -26,16 +24,7 @@ async function setup(t: Test, devices: string[]) {
   const [source, target] = [join(dir, 'source'), join(dir, 'target')];
   const content = randomBytes(SIZE);
   await writeFile(join(source, FILE), content);
-  const sourceDb = await IndexDb.open(join(dir, 'source.sqlite'));
-  const db = await IndexDb.open(join(dir, 'target.sqlite'));
-  const hasher = new HasherPool(1);
-  const writer = new BlockWriter();
-  t.teardown(async () => {
-    await hasher.close();
-    await writer.close();
-    sourceDb.close();
-    db.close();
-  });
+  const { sourceDb, db, hasher, writer } = await pullRig(t, dir);
   const folder = { id: 'f', path: source, markerName: '.stfolder', ignorePerms: false, modTimeWindowS: 0 };
   await scanFolder({ folder, db: sourceDb, hasher, shortId: 7n });
   const record = sourceDb.file('f', FILE) as FileRecord;

@@ -1,0 +1,165 @@
+// What a pull does with names the folder ignores, against Syncthing's rules (folder_sendrecv.go
+// processNeeded, deleteDirOnDisk): the devices are a source folder scanned by the real scanner.
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
+import { LOCAL } from '../../../worker/index-db/index-db.ts';
+import { Ignores } from '../../../worker/scanner/ignores.ts';
+import { scanFolder } from '../../../worker/scanner/scan-folder.ts';
+import { EventLog } from '../../../worker/events/event-log.ts';
+import { folderNeed } from '../../../worker/sync/need.ts';
+import { pullFolder } from '../../../worker/sync/pull-folder.ts';
+import { recordingLogger } from '../../helpers/app.ts';
+import { pullRig } from '../../helpers/pull-rig.ts';
+import { receivedBlock } from '../../helpers/received-block.ts';
+
+const PEER = 'PEER';
+
+async function setup(t: Test, source: object, target: object) {
+  const dir = t.testdir({ source: { '.stfolder': {}, ...source }, target: { '.stfolder': {}, ...target } });
+  const paths = { source: join(dir, 'source'), target: join(dir, 'target') };
+  const { sourceDb, db, hasher, writer } = await pullRig(t, dir);
+  const folder = (path: string) => ({
+    id: 'f',
+    path,
+    markerName: '.stfolder',
+    ignorePerms: false,
+    modTimeWindowS: 0,
+  });
+  // The peer scans its folder and announces all of it.
+  const announce = async () => {
+    await scanFolder({ folder: folder(paths.source), db: sourceDb, hasher, shortId: 7n });
+    db.putRemote('f', PEER, [...sourceDb.iterate('f')], true);
+  };
+  const scanHere = () => scanFolder({ folder: folder(paths.target), db, hasher, shortId: 9n });
+  // The folder's .stignore, which scans read and pulls are given.
+  const ignore = (lines: string[]) => writeFile(join(paths.target, '.stignore'), lines.join('\n'));
+  const pull = async () => {
+    const { logger } = recordingLogger();
+    return pullFolder({
+      folder: { ...folder(paths.target), ignores: await Ignores.load(paths.target) },
+      db,
+      connected: () => new Set([PEER]),
+      request: async (_device, block) => {
+        const data = await readFile(join(paths.source, block.name));
+        return receivedBlock(data.subarray(Number(block.offset), Number(block.offset) + block.size));
+      },
+      writer,
+      recorded: () => {},
+      events: new EventLog(),
+      logger,
+    });
+  };
+  return { paths, db, announce, scanHere, pull, ignore };
+}
+
+t.test('an ignored name is never created or changed by a pull, and is needed no more', async (t) => {
+  const { paths, db, announce, scanHere, pull, ignore } = await setup(
+    t,
+    { 'new.log': 'from the peer', 'mine.log': 'the peer’s version', 'a.txt': 'a', logs: { 'x.txt': 'x' } },
+    { 'mine.log': 'my own, ignored here' },
+  );
+  await ignore(['*.log', '/logs']);
+  await scanHere();
+  await announce();
+  const result = await pull();
+  t.same(result.problems, [], 'no error: an ignored name is not an error');
+  t.same(
+    (await readdir(paths.target)).sort(),
+    ['.stfolder', '.stignore', 'a.txt', 'mine.log'],
+    'nothing ignored made',
+  );
+  t.equal(await readFile(join(paths.target, 'mine.log'), 'utf8'), 'my own, ignored here', 'nor changed');
+  t.same(folderNeed(db, 'f').needed, [], 'nothing needed any more');
+  const marked = db.file('f', 'new.log', LOCAL);
+  const theirs = db.file('f', 'new.log', PEER);
+  t.match(marked, { invalid: true, size: 0, blocks: [], version: theirs?.version }, 'recorded as ignored');
+});
+
+t.test('a directory deleted elsewhere stays while it holds what is ignored here', async (t) => {
+  const { paths, announce, scanHere, pull, ignore } = await setup(t, { d: { 'a.txt': 'a' } }, {});
+  await announce();
+  t.same((await pull()).problems, []);
+  await scanHere();
+  await writeFile(join(paths.target, 'd', 'keep.log'), 'ignored here');
+  await writeFile(join(paths.target, 'd', '.syncthing.b.txt.tmp'), 'an old temporary');
+  await rm(join(paths.source, 'd'), { recursive: true });
+  await announce();
+
+  await ignore(['*.log']);
+  const kept = await pull();
+  t.match(kept.problems, [
+    {
+      name: 'd',
+      error:
+        'delete dir: directory has been deleted on a remote device but contains ignored files (see ignore documentation for (?d) prefix)',
+    },
+  ]);
+  t.same((await readdir(join(paths.target, 'd'))).sort(), ['.syncthing.b.txt.tmp', 'keep.log'], 'all kept');
+
+  await ignore(['(?d)*.log']);
+  const gone = await pull();
+  t.same(gone.problems, [], 'with (?d) the ignored entry goes with its directory');
+  t.same((await readdir(paths.target)).sort(), ['.stfolder', '.stignore'], 'and the temporary too');
+});
+
+t.test('a directory deleted elsewhere stays while it holds what the index does not know', async (t) => {
+  const { paths, announce, scanHere, pull } = await setup(t, { d: { 'a.txt': 'a' } }, {});
+  await announce();
+  await pull();
+  await scanHere();
+  await mkdir(join(paths.target, 'd', 'new'));
+  await rm(join(paths.source, 'd'), { recursive: true });
+  await announce();
+  const result = await pull();
+  t.match(result.problems, [{ name: 'd', error: /but contains changed files, scheduling scan$/ }]);
+  t.same(result.toScan, ['d'], 'and it is scanned');
+  t.same(await readdir(join(paths.target, 'd')), ['new']);
+});
+
+t.test('ignoring a file keeps its version; un-ignoring one that is not here brings it back', async (t) => {
+  const { paths, db, announce, scanHere, pull, ignore } = await setup(t, { 'a.txt': 'the peer’s a' }, {});
+  await announce();
+  await pull();
+  await scanHere();
+  const before = db.file('f', 'a.txt', LOCAL);
+
+  await ignore(['a.txt']);
+  await scanHere();
+  const ignored = db.file('f', 'a.txt', LOCAL);
+  t.match(
+    ignored,
+    { invalid: true, deleted: false, size: 0, version: before?.version },
+    'marked, not changed',
+  );
+
+  await rm(join(paths.target, 'a.txt'));
+  await ignore([]);
+  await scanHere();
+  t.match(
+    db.file('f', 'a.txt', LOCAL),
+    { invalid: false, deleted: true, version: [] },
+    'no version of its own',
+  );
+  t.equal(db.file('f', 'a.txt', PEER)?.deleted, false, 'which deletes nothing for the peer');
+  await pull();
+  t.equal(await readFile(join(paths.target, 'a.txt'), 'utf8'), 'the peer’s a', 'pulled again');
+});
+
+t.test('un-ignoring a file that is here makes it a change of this device alone', async (t) => {
+  const { paths, db, announce, scanHere, pull, ignore } = await setup(t, { 'a.txt': 'the peer’s a' }, {});
+  await announce();
+  await ignore(['a.txt']);
+  await pull();
+  t.equal(db.file('f', 'a.txt', LOCAL)?.invalid, true, 'ignored when pulled');
+  await writeFile(join(paths.target, 'a.txt'), 'made here while ignored');
+  await ignore([]);
+  await scanHere();
+  const record = db.file('f', 'a.txt', LOCAL);
+  t.match(record, { invalid: false, deleted: false }, 'scanned once no longer ignored');
+  t.same(
+    record?.version.map((counter) => counter.id),
+    [9n],
+    "only this device's counter: it meets the peer's version as a conflict",
+  );
+});
