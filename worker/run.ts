@@ -122,6 +122,7 @@ export function runWorker(
           logger,
           listening: () => sync,
           announce: init.announce,
+          restart: () => send({ type: 'syncd:action', action: 'restart' }),
         }),
       );
       const access: Access = { apiKey: init.apiKey, allowedHosts: init.allowedHosts };

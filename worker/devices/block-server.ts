@@ -39,9 +39,18 @@ export class BlockServer {
   /** When every block is read through libuv's threads instead (see #readNow). */
   readonly #slowReads: SlowReads;
 
-  constructor(options: { db: IndexDb; config: () => Configuration; slowReads?: SlowReads }) {
+  /** Asks for a file's rescan, its content read again whatever its size and time say. */
+  readonly #recheck: (folder: string, name: string) => void;
+
+  constructor(options: {
+    db: IndexDb;
+    config: () => Configuration;
+    slowReads?: SlowReads;
+    recheck?: (folder: string, name: string) => void;
+  }) {
     this.#db = options.db;
     this.#config = options.config;
+    this.#recheck = options.recheck ?? (() => {});
     this.#slowReads = options.slowReads ?? new SlowReads();
   }
 
@@ -79,12 +88,26 @@ export class BlockServer {
         if (weakMatch || request.hash.length === 0 || (await hasSha256(data, request.hash))) {
           return reply(ErrorCode.NO_ERROR, data);
         }
+        if (name === request.name) this.#recheckIfChanged(folder.id, request.name, offset, request.hash);
       }
       return reply(ErrorCode.NO_SUCH_FILE);
     } finally {
       this.#inFlight -= request.size;
       this.#waiting.shift()?.();
     }
+  }
+
+  /**
+   * A block asked for as the index has it, but read otherwise from the disk: the file changed without
+   * its size or time showing it, and is rescanned, so that the change reaches the other devices
+   * (Syncthing's recheckFile). A request for another version of the block is no sign of that.
+   */
+  #recheckIfChanged(folder: string, name: string, offset: number, hash: Uint8Array): void {
+    const record = this.#db.file(folder, name);
+    const block = record?.blocks.find((candidate) => candidate.offset === offset);
+    if (!record || record.deleted || isInvalid(record) || !block) return;
+    if (!Buffer.from(hash).equals(block.hash)) return;
+    this.#recheck(folder, name);
   }
 
   /**

@@ -1,4 +1,5 @@
 import { statfs } from 'node:fs/promises';
+import { dirname } from 'node:path';
 
 /** Syncthing's Size: a value with a unit, `%` of the disk or bytes with an SI prefix (`kB`, `MB`…). */
 export interface DiskSpace {
@@ -29,8 +30,12 @@ export class FreeSpace {
     this.#description = description;
   }
 
-  /** Why `required` more bytes do not fit, or undefined (then they count as taken). */
+  /**
+   * Why `required` more bytes do not fit, or undefined (then they count as taken). With no minFree
+   * (0), nothing is checked, as in Syncthing: the writes themselves meet a full disk.
+   */
   async problem(required: number): Promise<string | undefined> {
+    if (!this.#minFree || this.#minFree.value <= 0) return undefined;
     if (!this.#reading || Date.now() - this.#readAt > READ_EVERY_MS) {
       this.#readAt = Date.now();
       this.#taken = 0;
@@ -80,4 +85,22 @@ function formatSI(bytes: number): string {
     if (bytes < limit) return `${(bytes / (limit / 1e3)).toFixed(1)} ${prefix}`;
   }
   return `${(bytes / 1e12).toFixed(1)} T`;
+}
+
+/**
+ * Why the disk of the home, where the index is, has too little space left for the folders to go on
+ * (Syncthing's minHomeDiskFree check, lib/model/folder.go getHealthErrorWithoutIgnores, in its words),
+ * or undefined. Where the disk cannot be asked, nothing is refused.
+ */
+export async function homeSpaceProblem(
+  index: string,
+  minFree: DiskSpace | undefined,
+): Promise<string | undefined> {
+  if (!minFree || minFree.value <= 0) return undefined;
+  const usage = await statfs(dirname(index)).then(
+    (found) => ({ free: found.bavail * found.bsize, total: found.blocks * found.bsize }),
+    () => undefined,
+  );
+  const problem = usage && shortOf(usage.free, usage.total, 0, minFree);
+  return problem ? `insufficient space on disk for database (${index}): ${problem}` : undefined;
 }

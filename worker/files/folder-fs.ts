@@ -10,6 +10,7 @@ import {
   readlinkSync,
   renameSync,
   type Stats,
+  unlinkSync,
 } from 'node:fs';
 import { chmod, lutimes, mkdir, readdir, rename, rmdir, symlink, unlink } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
@@ -177,6 +178,10 @@ export class FolderDirectory {
 
   unlink(base: string): Promise<void> {
     return unlink(this.#written(base));
+  }
+
+  unlinkSync(base: string): void {
+    unlinkSync(this.#written(base));
   }
 
   symlink(target: string, base: string): Promise<void> {

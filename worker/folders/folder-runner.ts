@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { FolderConfiguration } from '../../shared/config/defaults.ts';
 import type { Logger } from '../../shared/logger.ts';
 import type { EventLog } from '../events/event-log.ts';
-import { folderRoot } from '../files/folder-fs.ts';
+import { folderRoot, isInternal } from '../files/folder-fs.ts';
 import type { IndexDb } from '../index-db/index-db.ts';
 import type { HasherPool } from '../scanner/hasher-pool.ts';
 import { IGNORE_FILE, Ignores } from '../scanner/ignores.ts';
@@ -14,6 +14,8 @@ import type { WalkProblem } from '../scanner/walk.ts';
 import { completionReport, folderNeed } from '../sync/need.ts';
 import type { PullOptions, PullOrder } from '../sync/pull-folder.ts';
 import { folderSummary } from './folder-summary.ts';
+import { OwnWrites } from './own-writes.ts';
+import { DEFAULT_PULL_PAUSE_MS, PullRetry } from './pull-retry.ts';
 import {
   adoptEqualVersions,
   type FolderChange,
@@ -31,6 +33,8 @@ export const MARKER_MISSING =
 
 // Changes the watcher reports for more names than this are scanned as the whole folder.
 const MAX_WATCHED_NAMES = 1000;
+// How soon a folder that cannot go on (a full disk, a missing path) is looked at again.
+const HEALTH_RECHECK_MS = 10_000;
 // The least time from other devices' index updates to the summary they bring (Syncthing's pump interval).
 const SUMMARY_EVERY_MS = 2000;
 
@@ -46,10 +50,18 @@ export interface FolderRunnerOptions {
   connected?: () => ReadonlySet<string>;
   /** Hears every batch of local changes recorded, for the devices that share the folder. */
   onLocalUpdate?: (folder: string, records: FileRecord[]) => void;
-  /** Brings the folder to what other devices have of it (see worker/sync/pull-folder.ts). */
+  /** How long temporary files of pulls are kept (options.keepTemporariesH): older ones go at scans. */
+  keepTemporariesH?: () => number;
+  /** Why the home's disk has too little space for the folders to go on (minHomeDiskFree), if it has. */
+  homeSpace?: () => Promise<string | undefined>;
+  /**
+   * Brings the folder to what other devices have of it (see worker/sync/pull-folder.ts), telling
+   * `writes` each item it begins and ends writing.
+   */
   pull?: (
     folder: Required<PullOptions['folder']>,
     signal: AbortSignal,
+    writes: Pick<OwnWrites, 'started' | 'finished'>,
   ) => Promise<{
     pulled: number;
     problems: WalkProblem[];
@@ -84,6 +96,16 @@ export class FolderRunner {
   #lastScan: Date | undefined;
   #lastFile: { name: string; deleted: boolean; at: Date } | undefined;
   #pullProblems: WalkProblem[] = [];
+  // What the watcher reports of the pull's own writes is not a change.
+  readonly #ownWrites = new OwnWrites();
+  // A pull that left items undone is tried again later, the pause growing (see pull-retry.ts).
+  readonly #pullRetry = new PullRetry(() =>
+    this.#config.pullerPauseS > 0 ? this.#config.pullerPauseS * 1000 : DEFAULT_PULL_PAUSE_MS,
+  );
+  #retryTimer: NodeJS.Timeout | undefined;
+  #retrying = false;
+  // Files to read again at the next scan whatever their size and time say (see recheck).
+  #rehash = new Set<string>();
   // Overrides and reverts asked for: run between scans and pulls, never during one.
   #changes: PendingChange[] = [];
   #summaryTimer: NodeJS.Timeout | undefined;
@@ -143,6 +165,17 @@ export class FolderRunner {
   /** How many items the last pull could not bring. */
   get pullProblems(): number {
     return this.#pullProblems.length;
+  }
+
+  /**
+   * A file whose content on disk is not what the index says, though its size and time are (a block
+   * served did not match): scanned again, its content read whatever they say, so that the change
+   * reaches the other devices (Syncthing's recheckFile).
+   */
+  recheck(name: string): void {
+    if (this.#rehash.has(name) || this.#rehash.size >= MAX_WATCHED_NAMES) return;
+    this.#rehash.add(name);
+    void this.scan([name]);
   }
 
   /** Asks for a pull (other devices have something new); runs after any scan under way. */
@@ -246,6 +279,7 @@ export class FolderRunner {
     clearTimeout(this.#summaryTimer);
     clearTimeout(this.#summaryWaiting);
     this.#clearRescan();
+    if (this.#retryTimer) clearTimeout(this.#retryTimer);
     this.#stopWatching();
     await this.#running;
     for (const resolve of this.#wanted?.waiters.splice(0) ?? []) resolve();
@@ -262,11 +296,11 @@ export class FolderRunner {
         } else if (this.#wanted) {
           const { subs, waiters } = this.#wanted;
           this.#wanted = undefined;
-          await this.#scanOnce(subs === 'all' ? undefined : [...subs]);
+          const changed = await this.#scanOnce(subs === 'all' ? undefined : [...subs]);
           for (const resolve of waiters) resolve();
           // What devices have may be needed now that this one's files are known (nothing is, while
-          // no device has sent an index of the folder).
-          if (this.#state === 'idle' && this.#options.db.hasRemote(this.id)) {
+          // no device has sent an index of the folder); a scan that found nothing changes no need.
+          if (changed && this.#state === 'idle' && this.#options.db.hasRemote(this.id)) {
             if (this.#config.type === 'sendonly') this.remoteUpdated();
             else this.pullSoon();
           }
@@ -280,18 +314,29 @@ export class FolderRunner {
     }
   }
 
-  async #scanOnce(under: string[] | undefined): Promise<void> {
+  /**
+   * Scans, unless the folder cannot be (its disk, the home's disk): then it is in error, looked at
+   * again shortly. Answers whether a pull should follow: the scan recorded a change, or the folder
+   * came out of an error.
+   */
+  async #scanOnce(under: string[] | undefined): Promise<boolean> {
     const { db, hasher, events, shortId, logger } = this.#options;
-    const problem = await this.#checkPath();
+    const problem = (await this.#homeSpace()) ?? (await this.#checkPath());
     if (problem) {
-      this.#error = problem;
-      this.#setState('error');
-      this.#scheduleRescan();
-      return;
+      if (!this.#stopped) this.#failHealth(problem);
+      return false;
     }
+    const wasInError = this.#state === 'error' || this.#error !== undefined;
     this.#error = undefined;
     this.#setState('scanning');
-    const folder = { ...this.#config, path: this.path, receiveOnly: this.#config.type === 'receiveonly' };
+    const folder = {
+      ...this.#config,
+      path: this.path,
+      receiveOnly: this.#config.type === 'receiveonly',
+      keepTemporariesH: this.#options.keepTemporariesH?.(),
+    };
+    const rehash = this.#rehash;
+    this.#rehash = new Set();
     const firstScan = db.folder(folder.id).sequence === 0;
     const started = Date.now();
     let lastProgress = 0;
@@ -302,6 +347,7 @@ export class FolderRunner {
         hasher,
         shortId,
         under,
+        rehash,
         signal: this.#abort.signal,
         onBatch: (records) => this.#localUpdated(records),
         onProgress: (current, total) => {
@@ -312,7 +358,7 @@ export class FolderRunner {
           events.log('FolderScanProgress', { folder: folder.id, current, total, rate });
         },
       });
-      if (this.#stopped) return;
+      if (this.#stopped) return false;
       this.#ignores = result.ignores;
       if (!firstScan) {
         for (const change of result.changes) {
@@ -342,18 +388,55 @@ export class FolderRunner {
           { folder: folder.id, path: p.name, slot: `folder-${folder.id}` },
           `folder ${folder.id}: ${p.name}: ${p.error}`,
         );
+      const first = !this.#scannedOnce;
       this.#scannedOnce = true;
       this.#lastScan = new Date();
       this.#setState('idle');
       this.#summarize();
+      this.#scheduleRescan();
+      this.#watch();
+      return result.written > 0 || first || wasInError;
     } catch (error) {
-      if (this.#stopped) return;
+      if (this.#stopped) return false;
+      // A disk that filled during the scan is the home's problem, named as such and looked at again.
+      const space = await this.#homeSpace();
+      if (space) {
+        this.#failHealth(space);
+        return false;
+      }
       this.#error = `scan failed: ${(error as Error).message}`;
       logger.error({ err: error, folder: folder.id }, `folder ${folder.id}: ${this.#error}`);
       this.#setState('error');
+      this.#scheduleRescan();
+      return false;
     }
-    this.#scheduleRescan();
-    this.#watch();
+  }
+
+  // The home's disk, where the index is, must keep its minHomeDiskFree: else nothing is scanned or pulled.
+  async #homeSpace(): Promise<string | undefined> {
+    return (await this.#options.homeSpace?.().catch(() => undefined)) ?? undefined;
+  }
+
+  /**
+   * The folder cannot go on (its path, its marker, the home's disk): in error, and scanned again in
+   * HEALTH_RECHECK_MS, so that it goes on by itself once the problem is gone (Syncthing looks again at
+   * its next scan only).
+   */
+  #failHealth(problem: string): void {
+    const before = this.#error;
+    this.#error = problem;
+    this.#setState('error');
+    if (before !== problem) {
+      this.#options.logger.warn(
+        { folder: this.#config.id, slot: `folder-${this.#config.id}-health` },
+        `folder ${this.#config.id}: ${problem}`,
+      );
+    }
+    this.#stopWatching();
+    this.#clearRescan();
+    if (this.#stopped || this.#config.paused) return;
+    this.#rescanTimer = setTimeout(() => void this.scan(), HEALTH_RECHECK_MS);
+    this.#rescanTimer.unref();
   }
 
   /**
@@ -416,6 +499,18 @@ export class FolderRunner {
   async #pullOnce(): Promise<void> {
     const { pull, events, logger } = this.#options;
     if (!pull || this.#config.paused || this.#state === 'error') return;
+    // A pull asked for meanwhile replaces the retry waiting (as Syncthing's pull stops its fail timer).
+    const retry = this.#retrying;
+    this.#retrying = false;
+    if (this.#retryTimer) clearTimeout(this.#retryTimer);
+    this.#retryTimer = undefined;
+    const space = await this.#homeSpace();
+    if (space) {
+      this.#failHealth(space);
+      return;
+    }
+    const started = Date.now();
+    let failed: boolean;
     const { id, ignorePerms, ignoreDelete, label, maxConflicts, order, markerName, minDiskFree } =
       this.#config;
     this.#setState('syncing');
@@ -428,7 +523,8 @@ export class FolderRunner {
         order: order as PullOrder,
         ignores: this.#ignores,
       };
-      const { problems, toScan, last } = await pull(folder, this.#abort.signal);
+      const { problems, toScan, last } = await pull(folder, this.#abort.signal, this.#ownWrites);
+      failed = problems.length > 0;
       if (last) this.#lastFile = last;
       // A conflict copy is a new local file: scanned at once, so that the other devices get it; so is
       // a directory that could not be deleted for what is in it.
@@ -448,9 +544,14 @@ export class FolderRunner {
         );
       }
     } catch (error) {
+      failed = true;
       logger.error({ err: error, folder: id }, `folder ${id}: pull failed: ${(error as Error).message}`);
+    } finally {
+      this.#ownWrites.ended();
     }
     if (this.#stopped) return;
+    if (failed) this.#retryLater(this.#pullRetry.failed(Date.now() - started, retry));
+    else this.#pullRetry.succeeded();
     this.#setState('idle');
     this.#summarize();
   }
@@ -533,6 +634,17 @@ export class FolderRunner {
     this.#options.events.log('StateChanged', { folder: this.#config.id, from, to: state, duration });
   }
 
+  // A pull that left items undone is tried again after `delayMs` (see pull-retry.ts).
+  #retryLater(delayMs: number): void {
+    if (this.#retryTimer) clearTimeout(this.#retryTimer);
+    this.#retryTimer = setTimeout(() => {
+      this.#retryTimer = undefined;
+      this.#retrying = true;
+      this.pullSoon();
+    }, delayMs);
+    this.#retryTimer.unref();
+  }
+
   #scheduleRescan(): void {
     this.#clearRescan();
     const seconds = this.#config.rescanIntervalS;
@@ -562,10 +674,11 @@ export class FolderRunner {
         if (name === null) this.#watched.add('');
         else {
           const relative = String(name).split('\\').join('/');
-          const top = relative.split('/')[0] ?? '';
-          if (top === this.#config.markerName || top === '.stversions') return;
           // New ignore patterns change what the whole folder holds.
-          this.#watched.add(top === IGNORE_FILE ? '' : relative);
+          if (relative === IGNORE_FILE) this.#watched.add('');
+          // The folder's own names and temporaries, and what the service itself writes, are no change.
+          else if (isInternal(relative, this.#config.markerName) || this.#ownWrites.isOwn(relative)) return;
+          else this.#watched.add(relative);
         }
         this.#watchTimer ??= setTimeout(() => {
           this.#watchTimer = undefined;

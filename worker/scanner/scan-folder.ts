@@ -22,6 +22,8 @@ export interface ScanTarget {
   receiveOnly?: boolean;
   /** Names renamed to their Unicode NFC form (Syncthing's autoNormalize, on by default). */
   autoNormalize?: boolean;
+  /** Temporary files older than this many hours are removed (Syncthing's keepTemporariesH); none when absent. */
+  keepTemporariesH?: number;
 }
 
 export interface ScanChange {
@@ -47,6 +49,8 @@ export interface ScanOptions {
   shortId: bigint;
   /** Only these names and what is below them; every name when absent. */
   under?: string[];
+  /** Files whose content is read again even when their size and time are as the index has them. */
+  rehash?: ReadonlySet<string>;
   /** Called with each batch written, as it is written. */
   onBatch?: (records: FileRecord[]) => void;
   /** Called as files are hashed: bytes done of the bytes to hash. */
@@ -217,6 +221,8 @@ export async function scanFolder(options: ScanOptions): Promise<ScanResult> {
     unreadable,
     ignores,
     autoNormalize: folder.autoNormalize ?? true,
+    temporariesBefore:
+      folder.keepTemporariesH === undefined ? undefined : Date.now() - folder.keepTemporariesH * 3_600_000,
   });
   walking: for await (const entries of walking) {
     for (const entry of entries) {
@@ -225,7 +231,8 @@ export async function scanFolder(options: ScanOptions): Promise<ScanResult> {
       const previous = known.get(entry.name);
       // A change kept while the folder was receive-only is offered once it no longer is.
       const unflag = previous?.receiveOnlyChanged === true && !folder.receiveOnly;
-      if (previous && !unflag && unchanged(previous, entry, folder)) continue;
+      const reread = options.rehash?.has(entry.name) === true;
+      if (previous && !unflag && !reread && unchanged(previous, entry, folder)) continue;
       if (entry.type !== 'file') {
         settle(entry, previous);
         continue;

@@ -90,6 +90,11 @@ interface WalkOptions {
   autoNormalize?: boolean;
   /** What is not indexed: an ignored directory is not entered, unless a `!` pattern may match below. */
   ignores?: Ignores;
+  /**
+   * Temporary files last written before this time (ms) are removed as they are met: pulls that will
+   * not resume them (Syncthing's keepTemporariesH, lib/scanner/walk.go).
+   */
+  temporariesBefore?: number;
 }
 
 const SLICE_MS = 2;
@@ -126,7 +131,11 @@ function pushListing(
     const kept: string[] = [];
     for (const listed of names) {
       const name = normalized(fs, relative, listed, options);
-      if (name === undefined || (relative === '' && internal.has(name)) || isTemporary(name)) continue;
+      if (name === undefined || (relative === '' && internal.has(name))) continue;
+      if (isTemporary(name)) {
+        if (options.temporariesBefore !== undefined) removeIfOlder(dir, name, options.temporariesBefore);
+        continue;
+      }
       kept.push(name);
     }
     kept.sort();
@@ -137,6 +146,16 @@ function pushListing(
     }
   } finally {
     dir.close();
+  }
+}
+
+// A temporary file not written since `before` goes; one that cannot be read or removed stays.
+function removeIfOlder(dir: FolderDirectory, base: string, before: number): void {
+  try {
+    const stats = dir.lstatSync(base);
+    if (stats?.isFile() && stats.mtimeMs < before) dir.unlinkSync(base);
+  } catch {
+    // Left for the next scan.
   }
 }
 

@@ -11,10 +11,12 @@ import type { Held } from './service.ts';
 import type { SessionTimes } from '../bep/session.ts';
 import type { DeviceCredentials } from '../bep/tls-options.ts';
 import { DeviceConnections, memoryDeviceStore } from '../devices/device-connections.ts';
+import { tolerantStore } from '../devices/tolerant-store.ts';
 import { Discovery } from '../discovery/discovery.ts';
 import { IndexExchange } from '../devices/index-exchange.ts';
 import { BlockServer } from '../devices/block-server.ts';
 import { pullFolder } from '../sync/pull-folder.ts';
+import { homeSpaceProblem } from '../files/disk-space.ts';
 import { DownloadProgress, emitDownloadProgress } from '../sync/download-progress.ts';
 import type { SyncListening } from '../../shared/ipc/protocol.ts';
 
@@ -43,7 +45,12 @@ export interface ServiceContext {
   listening?: () => SyncListening;
   /** Discovery as a flag sets it, over the configuration's options. */
   announce?: { local: boolean | null; global: boolean | null };
+  /** Asks the supervisor for a new worker (an index that could not be opened for lack of space can be now). */
+  restart?: () => void;
 }
+
+// How often an index that could not be opened for lack of space looks for space again.
+const SPACE_RECHECK_MS = 10_000;
 
 /**
  * Opens the index in the home and starts every folder. An index file that cannot be used (not SQLite,
@@ -53,12 +60,30 @@ export interface ServiceContext {
 export async function openService(context: ServiceContext): Promise<SyncService> {
   let db: IndexDb | undefined;
   let indexError: string | undefined;
+  let spaceWatch: NodeJS.Timeout | undefined;
+  const index = join(context.home, INDEX_FILE);
+  const homeSpace = () => homeSpaceProblem(index, context.config.current.options.minHomeDiskFree);
   try {
-    db = await IndexDb.open(join(context.home, INDEX_FILE));
+    db = await IndexDb.open(index);
   } catch (error) {
     if (!(error instanceof IndexDbError)) throw error;
-    indexError = `the index cannot be used: ${error.message}`;
-    context.logger.error({ slot: 'index-db' }, indexError);
+    // A disk too full to open the index on: said as the folders say it, and a new worker (which
+    // opens it) once there is space; the file is left as it is.
+    const space = await homeSpace();
+    indexError = space ?? `the index cannot be used: ${error.message}`;
+    context.logger.error({ slot: 'index-db' }, space ? `${space}: ${error.message}` : indexError);
+    if (space || /disk is full|ENOSPC/.test(error.message)) {
+      spaceWatch = setInterval(() => {
+        void homeSpace().then((problem) => {
+          if (problem || !spaceWatch) return;
+          clearInterval(spaceWatch);
+          spaceWatch = undefined;
+          context.logger.info('there is space on the home disk again: a new worker opens the index');
+          context.restart?.();
+        });
+      }, SPACE_RECHECK_MS);
+      spaceWatch.unref();
+    }
   }
   if (db) await carryOutReset(db, context);
   const hasher = new HasherPool();
@@ -93,7 +118,9 @@ export async function openService(context: ServiceContext): Promise<SyncService>
         hasher,
         connected,
         onLocalUpdate: (folder, records) => exchange?.localUpdated(folder, records),
-        pull: (folder, signal) =>
+        keepTemporariesH: () => context.config.current.options.keepTemporariesH,
+        homeSpace,
+        pull: (folder, signal, writes) =>
           pullFolder({
             folder,
             db,
@@ -106,6 +133,7 @@ export async function openService(context: ServiceContext): Promise<SyncService>
             logger: context.logger,
             signal,
             progress,
+            writes,
           }),
       })
     : undefined;
@@ -123,14 +151,20 @@ export async function openService(context: ServiceContext): Promise<SyncService>
     logger: context.logger,
     discovered: (device) => dialer.dialNow?.(device),
   });
-  const blocks = db ? new BlockServer({ db, config: () => context.config.current }) : undefined;
+  const blocks = db
+    ? new BlockServer({
+        db,
+        config: () => context.config.current,
+        recheck: (folder, name) => late.folders?.get(folder)?.recheck(name),
+      })
+    : undefined;
   const connections = new DeviceConnections({
     myId: context.myId,
     credentials: context.credentials,
     config: context.config,
     events: context.events,
     logger: context.logger,
-    store: db ?? memoryDeviceStore(),
+    store: db ? tolerantStore(db, context.logger) : memoryDeviceStore(),
     index: (folder, device) => exchange?.known(folder, device) ?? { indexId: 0n, maxSequence: 0n },
     exchange,
     blocks,
@@ -149,6 +183,7 @@ export async function openService(context: ServiceContext): Promise<SyncService>
     discovery,
     close: async () => {
       // Devices hear why first; then what they might have asked of is let go.
+      clearInterval(spaceWatch);
       discovery.close();
       stopProgress();
       await connections.close();

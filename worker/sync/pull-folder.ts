@@ -59,6 +59,8 @@ export interface PullOptions {
   signal?: AbortSignal;
   /** Where each file's blocks come from, for DownloadProgress. */
   progress?: DownloadProgress;
+  /** Told of each item before and after it is written (its watcher takes no notice of them). */
+  writes?: { started: (name: string) => void; finished: (name: string) => void };
 }
 
 /** Syncthing's folder `order`: which files a pull takes first. */
@@ -166,6 +168,7 @@ export async function pullFolder(options: PullOptions): Promise<{
     const type = item.global.type === 'directory' ? 'dir' : item.global.type;
     options.events.log('ItemStarted', { folder: folder.id, item: item.name, type, action });
     let error: string | null = null;
+    options.writes?.started(item.name);
     try {
       const copy = await pullOne(options, { fs, space }, item, here, budget);
       if (copy) toScan.push(copy);
@@ -186,6 +189,8 @@ export async function pullFolder(options: PullOptions): Promise<{
       error = (caught as Error).message;
       problems.push({ name: item.name, error });
       if (caught instanceof ScanFirstError) toScan.push(item.name);
+    } finally {
+      options.writes?.finished(item.name);
     }
     options.events.log('ItemFinished', { folder: folder.id, item: item.name, type, action, error });
   };

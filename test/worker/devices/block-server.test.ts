@@ -15,13 +15,18 @@ import { indexedFolder } from '../../helpers/indexed-folder.ts';
 const PEER = 'PEER';
 
 /** A folder of `files`, scanned into an index, and a block server for it, shared with PEER. */
-async function servedFolder(t: Test, files: Record<string, Buffer>, slowReads?: SlowReads) {
+async function servedFolder(
+  t: Test,
+  files: Record<string, Buffer>,
+  slowReads?: SlowReads,
+  recheck?: (folder: string, name: string) => void,
+) {
   const { path, db, scan } = await indexedFolder(t, { shortId: 7n });
   for (const [name, content] of Object.entries(files)) await writeFile(join(path, name), content);
   await scan();
   const config = emptyConfiguration();
   config.folders.push({ ...FOLDER_DEFAULTS, id: 'f', path, devices: [{ ...FOLDER_DEVICE, deviceID: PEER }] });
-  const server = new BlockServer({ db, config: () => config, slowReads });
+  const server = new BlockServer({ db, config: () => config, slowReads, recheck });
   t.teardown(() => server.close());
   return { path, db, server };
 }
@@ -118,3 +123,28 @@ for (const [how, slowReads] of [
     t.ok(Buffer.from(temporary.data).equals(contents['pulled.txt']));
   });
 }
+
+t.test(
+  'a block read otherwise than the index has it gets its file rechecked; another version does not',
+  async (t) => {
+    const content = randomBytes(200 * 1024);
+    const rechecked: string[] = [];
+    const { path, db, server } = await servedFolder(t, { 'a.bin': content }, undefined, (folder, name) =>
+      rechecked.push(`${folder}/${name}`),
+    );
+    const block = (db.file('f', 'a.bin') as FileRecord).blocks[0] as FileRecord['blocks'][number];
+    const ask = (hash: Uint8Array) =>
+      server.answer(
+        PEER,
+        create(RequestSchema, { id: 1, folder: 'f', name: 'a.bin', offset: 0n, size: block.size, hash }),
+      );
+    t.equal((await ask(Buffer.alloc(32, 1))).code, ErrorCode.NO_SUCH_FILE, 'another version: refused');
+    t.same(rechecked, [], 'and nothing rechecked: the device asks for what is not ours');
+    // The same size, and no scan since: only the bytes say the file changed.
+    const changed = Buffer.from(content);
+    changed[10] = (changed[10] as number) ^ 0xff;
+    await writeFile(join(path, 'a.bin'), changed);
+    t.equal((await ask(block.hash)).code, ErrorCode.NO_SUCH_FILE, 'our version, changed on disk: refused');
+    t.same(rechecked, ['f/a.bin'], 'and the file rechecked');
+  },
+);

@@ -292,3 +292,39 @@ t.test('a name not in Unicode NFC is renamed to it, as Syncthing does; or named 
   const off = await scanFolder({ folder: { ...folder, autoNormalize: false }, db, hasher, shortId: me });
   t.match(off.problems, [{ name: `${nfd}.md`, error: /autoNormalize is off/ }]);
 });
+
+t.test('temporary files older than keepTemporariesH go at a scan; newer ones stay', async (t) => {
+  const { path, db, hasher, folder } = await setup(t);
+  await mkdir(join(path, 'sub'));
+  const hours = (h: number) => (Date.now() - h * 3_600_000) / 1000;
+  for (const [name, age] of [
+    ['.syncthing.old.tmp', 25],
+    ['sub/~syncthing~old.tmp', 30],
+    ['.syncthing.new.tmp', 1],
+  ] as const) {
+    await writeFile(join(path, name), 'partial');
+    await utimes(join(path, name), hours(age), hours(age));
+  }
+  await scanFolder({ folder, db, hasher, shortId: me });
+  t.equal((await readdir(path)).length, 4, 'without keepTemporariesH (a scan of a test), all stay');
+  const scanned = await scanFolder({ folder: { ...folder, keepTemporariesH: 24 }, db, hasher, shortId: me });
+  t.same((await readdir(path)).sort(), ['.stfolder', '.syncthing.new.tmp', 'sub'], 'the old ones went');
+  t.same(await readdir(join(path, 'sub')), [], 'in subdirectories too');
+  t.same(scanned.changes, [], 'and none was ever indexed');
+});
+
+t.test('a file asked to be read again is, though its size and time are unchanged', async (t) => {
+  const { path, db, hasher, folder } = await setup(t);
+  await writeFile(join(path, 'a.txt'), 'first');
+  await utimes(join(path, 'a.txt'), 1_700_000_000, 1_700_000_000);
+  await scanFolder({ folder, db, hasher, shortId: me });
+  await writeFile(join(path, 'a.txt'), 'other');
+  await utimes(join(path, 'a.txt'), 1_700_000_000, 1_700_000_000);
+  t.same((await scanFolder({ folder, db, hasher, shortId: me })).changes, [], 'a scan goes by size and time');
+  const reread = await scanFolder({ folder, db, hasher, shortId: me, rehash: new Set(['a.txt']) });
+  t.same(
+    reread.changes,
+    [{ name: 'a.txt', type: 'file', action: 'modified' }],
+    'read again, the change is found',
+  );
+});
