@@ -513,6 +513,7 @@ export class FolderRunner {
     let failed: boolean;
     const { id, ignorePerms, ignoreDelete, label, maxConflicts, order, markerName, minDiskFree } =
       this.#config;
+    const { caseSensitiveFS } = this.#config;
     this.#setState('syncing');
     try {
       // Read again, as Syncthing reads them before each pull: nothing ignored is pulled, changed or deleted.
@@ -522,6 +523,7 @@ export class FolderRunner {
         // The configuration's decoding admits Syncthing's six orders only.
         order: order as PullOrder,
         ignores: this.#ignores,
+        caseSensitiveFS,
       };
       const { problems, toScan, last } = await pull(folder, this.#abort.signal, this.#ownWrites);
       failed = problems.length > 0;

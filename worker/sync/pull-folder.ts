@@ -24,6 +24,7 @@ import type { BlockWriter } from './block-writer.ts';
 import { compareVersions, equivalent } from '../index-db/versions.ts';
 import { folderNeed, fullRecords, type NeededItem } from './need.ts';
 import { ByteBudget } from './byte-budget.ts';
+import { CaseNames, caseConflict } from './case-names.ts';
 import type { BlockSource, DownloadProgress } from './download-progress.ts';
 
 /** What a pull needs of the folder and of the devices. */
@@ -44,6 +45,8 @@ export interface PullOptions {
     minDiskFree?: DiskSpace;
     /** What is never pulled, changed or deleted here (the folder's .stignore). */
     ignores?: Ignores;
+    /** false (Syncthing's default): a new name that differs from one on disk only in case is refused. */
+    caseSensitiveFS?: boolean;
   };
   db: IndexDb;
   /** Devices connected now. */
@@ -99,6 +102,7 @@ export async function pullFolder(options: PullOptions): Promise<{
   const { folder, db } = options;
   const fs = new FolderFs(folder.path, folder.markerName);
   const space = new FreeSpace(fs.root, folder.minDiskFree, folderDescription(folder));
+  const cases = new CaseNames();
   // What the global versions say this device needs; with ignoreDelete, other devices' deletions stay undone.
   const needed = folderNeed(db, folder.id).needed.filter(
     (item) => !(item.global.deleted && folder.ignoreDelete),
@@ -170,7 +174,7 @@ export async function pullFolder(options: PullOptions): Promise<{
     let error: string | null = null;
     options.writes?.started(item.name);
     try {
-      const copy = await pullOne(options, { fs, space }, item, here, budget);
+      const copy = await pullOne(options, { fs, space, cases }, item, here, budget);
       if (copy) toScan.push(copy);
       done.push(withoutSequence(item.global));
       if (done.length >= RECORD_BATCH) flush();
@@ -249,7 +253,7 @@ type BlocksHere = () => Map<string, { name: string; offset: number; size: number
 
 async function pullOne(
   options: PullOptions,
-  { fs, space }: { fs: FolderFs; space: FreeSpace },
+  { fs, space, cases }: { fs: FolderFs; space: FreeSpace; cases: CaseNames },
   item: NeededItem,
   here: BlocksHere,
   budget: ByteBudget,
@@ -270,7 +274,7 @@ async function pullOne(
   }
   const held = { dir };
   try {
-    return await pullIn(options, { fs, space, held }, item, here, budget);
+    return await pullIn(options, { fs, space, cases, held }, item, here, budget);
   } finally {
     held.dir?.close();
   }
@@ -279,7 +283,12 @@ async function pullOne(
 // The pull of one item, in its directory: `held.dir`, made when it is missing and needed.
 async function pullIn(
   options: PullOptions,
-  { fs, space, held }: { fs: FolderFs; space: FreeSpace; held: { dir: FolderDirectory | undefined } },
+  {
+    fs,
+    space,
+    cases,
+    held,
+  }: { fs: FolderFs; space: FreeSpace; cases: CaseNames; held: { dir: FolderDirectory | undefined } },
   item: NeededItem,
   here: BlocksHere,
   budget: ByteBudget,
@@ -298,6 +307,10 @@ async function pullIn(
   // A deletion where nothing is: done.
   if (global.deleted && !onDisk) return;
   const dir = (held.dir ??= fs.directory(parentOf(name), true));
+  if (!onDisk && !global.deleted && !folder.caseSensitiveFS) {
+    const real = await cases.clash(dir, base);
+    if (real !== undefined) throw caseConflict(name, dir.name === '' ? real : `${dir.name}/${real}`);
+  }
   // The same content already (a reset rebuilt the index, or both sides made the same change): only the
   // version is taken, and the file is left as it is.
   if (onDisk && local && equivalent(local, global, folder.ignorePerms)) {

@@ -2,56 +2,10 @@
 // processNeeded, deleteDirOnDisk): the devices are a source folder scanned by the real scanner.
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { LOCAL } from '../../../worker/index-db/index-db.ts';
-import { Ignores } from '../../../worker/scanner/ignores.ts';
-import { scanFolder } from '../../../worker/scanner/scan-folder.ts';
-import { EventLog } from '../../../worker/events/event-log.ts';
 import { folderNeed } from '../../../worker/sync/need.ts';
-import { pullFolder } from '../../../worker/sync/pull-folder.ts';
-import { recordingLogger } from '../../helpers/app.ts';
-import { pullRig } from '../../helpers/pull-rig.ts';
-import { receivedBlock } from '../../helpers/received-block.ts';
-
-const PEER = 'PEER';
-
-async function setup(t: Test, source: object, target: object) {
-  const dir = t.testdir({ source: { '.stfolder': {}, ...source }, target: { '.stfolder': {}, ...target } });
-  const paths = { source: join(dir, 'source'), target: join(dir, 'target') };
-  const { sourceDb, db, hasher, writer } = await pullRig(t, dir);
-  const folder = (path: string) => ({
-    id: 'f',
-    path,
-    markerName: '.stfolder',
-    ignorePerms: false,
-    modTimeWindowS: 0,
-  });
-  // The peer scans its folder and announces all of it.
-  const announce = async () => {
-    await scanFolder({ folder: folder(paths.source), db: sourceDb, hasher, shortId: 7n });
-    db.putRemote('f', PEER, [...sourceDb.iterate('f')], true);
-  };
-  const scanHere = () => scanFolder({ folder: folder(paths.target), db, hasher, shortId: 9n });
-  // The folder's .stignore, which scans read and pulls are given.
-  const ignore = (lines: string[]) => writeFile(join(paths.target, '.stignore'), lines.join('\n'));
-  const pull = async () => {
-    const { logger } = recordingLogger();
-    return pullFolder({
-      folder: { ...folder(paths.target), ignores: await Ignores.load(paths.target) },
-      db,
-      connected: () => new Set([PEER]),
-      request: async (_device, block) => {
-        const data = await readFile(join(paths.source, block.name));
-        return receivedBlock(data.subarray(Number(block.offset), Number(block.offset) + block.size));
-      },
-      writer,
-      recorded: () => {},
-      events: new EventLog(),
-      logger,
-    });
-  };
-  return { paths, db, announce, scanHere, pull, ignore };
-}
+import { PEER, pullPair as setup } from '../../helpers/pull-rig.ts';
 
 t.test('an ignored name is never created or changed by a pull, and is needed no more', async (t) => {
   const { paths, db, announce, scanHere, pull, ignore } = await setup(
