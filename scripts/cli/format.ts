@@ -1,5 +1,5 @@
 import type { RecentError } from '../../shared/ipc/protocol.ts';
-import type { Status } from '../../shared/client/client.ts';
+import type { FileVersionShown, Status } from '../../shared/client/client.ts';
 
 /** A time in the local time zone, as 2026-11-21 06:01:02. */
 export function localTime(iso: string): string {
@@ -59,4 +59,22 @@ export function statusTable(status: Status): string {
       `${megabytes(status.memory.rss)} resident, ${megabytes(status.memory.heapUsed)} heap`,
     ]);
   return rows.map(([name, value]) => `${name.padEnd(10)}  ${value}`).join('\n');
+}
+
+/** A folder's versions, by file and newest first: the time to give `versions FOLDER restore`, and sizes. */
+export function versionsTable(versions: Record<string, FileVersionShown[]>): string {
+  const names = Object.keys(versions).sort();
+  if (names.length === 0) return 'no versions kept';
+  return names
+    .map((name) => {
+      const kept = [...(versions[name] ?? [])].sort(
+        (a, b) => Date.parse(b.versionTime) - Date.parse(a.versionTime),
+      );
+      const lines = kept.map(
+        (version) =>
+          `  ${version.versionTime}  ${version.size} bytes, modified ${localTime(version.modTime)}`,
+      );
+      return [name, ...lines].join('\n');
+    })
+    .join('\n');
 }

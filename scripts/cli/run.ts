@@ -11,7 +11,7 @@ import {
   devicesCommand,
   foldersCommand,
 } from './config-commands.ts';
-import { errorsTable, statusTable } from './format.ts';
+import { errorsTable, statusTable, versionsTable } from './format.ts';
 import { commandHelp, globalHelp } from './usage.ts';
 
 export const EXIT_OK = 0;
@@ -270,6 +270,8 @@ async function runCommand(
     case 'folders':
       await foldersCommand(client, args, options.config, print);
       return EXIT_OK;
+    case 'versions':
+      return versionsCommand(client, args, print);
     case 'id': {
       noArgs();
       // The certificate in the home says it even while the service is stopped.
@@ -320,6 +322,39 @@ async function resetCommand(
   }
   const waitedMs = Math.round(performance.now() - started);
   print({ ...answer, waitedMs }, `${folder ?? 'every folder'} indexed anew in ${waitedMs} ms`);
+  return EXIT_OK;
+}
+
+// A folder's versions listed, or one file restored to a version (the newest when no time is given).
+async function versionsCommand(
+  client: SyncdClient,
+  args: string[],
+  print: (json: unknown, text: string) => void,
+): Promise<number> {
+  const [folder, sub, name, time, ...rest] = args;
+  if (folder === undefined) throw new UsageError('versions needs the FOLDER whose versions to list');
+  if (sub === undefined) {
+    const versions = await client.versions(folder);
+    print(versions, versionsTable(versions));
+    return EXIT_OK;
+  }
+  if (sub !== 'restore' || name === undefined || rest.length > 0) {
+    throw new UsageError(`versions takes FOLDER, or FOLDER restore NAME [TIME], not "${args.join(' ')}"`);
+  }
+  let versionTime = time;
+  if (versionTime === undefined) {
+    const kept = (await client.versions(folder))[name] ?? [];
+    const newest = kept
+      .map((version) => version.versionTime)
+      .sort((a, b) => Date.parse(b) - Date.parse(a))[0];
+    if (newest === undefined) throw new ClientError(`folder ${folder} keeps no version of ${name}`, {});
+    versionTime = newest;
+  }
+  const failures = await client.restoreVersions(folder, { [name]: versionTime });
+  const failure = failures[name];
+  if (failure !== undefined)
+    throw new ClientError(`${name} was not restored: ${failure}`, { body: failures });
+  print({ restored: name, versionTime }, `${name} restored to its version of ${versionTime}`);
   return EXIT_OK;
 }
 

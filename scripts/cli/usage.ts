@@ -16,6 +16,8 @@ export const commandHelp: Record<string, string> = {
     'syncd devices [--json]                       list the configured devices, this one included\nsyncd devices add ID [--name NAME] [--device-address URL]...\n                                             add a device (addresses such as tcp://192.0.2.1:22000; default dynamic)\nsyncd devices remove ID                      remove it, and stop sharing folders with it\nsyncd devices pause [ID]                     pause one device, or every device but this one\nsyncd devices resume [ID]                    resume one, or all',
   folders:
     'syncd folders [--json]                       list the configured folders\nsyncd folders add ID PATH [--label LABEL] [--type sendreceive|sendonly|receiveonly] [--share DEVICE_ID]...\n                                             add a folder (PATH absolute), shared with the devices given\nsyncd folders remove ID                      remove it from the configuration (its files stay)\nsyncd folders pause ID                       pause it\nsyncd folders resume ID                      resume it',
+  versions:
+    "syncd versions FOLDER [--json]                  list the versions the folder's versioning keeps, newest first\nsyncd versions FOLDER restore NAME [TIME]       restore NAME to its version of TIME (RFC 3339, as listed; default the newest), the current file versioned first",
   scan: 'syncd scan [FOLDER] [--json]\n  Scan one folder, or every folder, and return once the scan has ended.',
   reset:
     "syncd reset [FOLDER] [--wait] [--json]\n  Erase one folder's index (or every folder's) and have it rebuilt by a restarted worker; no file is touched. With --wait, return once it is rebuilt.",
@@ -36,6 +38,7 @@ Commands:
   devices       list, add, remove, pause or resume devices
   folders       list folders with their state; add, remove, pause or resume them
   scan          scan a folder, or all, now
+  versions      list a folder's versions of files; versions FOLDER restore NAME [TIME]
   reset         erase a folder's index (or all) and rebuild it (--wait: until rebuilt)
   healthcheck   exit 0 if it answers within 2 s, else 1
 

@@ -68,6 +68,13 @@ export interface DeviceConnection {
   outBytesTotal: number;
 }
 
+/** One version of a file, as GET /rest/folder/versions answers it (times in RFC 3339). */
+export interface FileVersionShown {
+  versionTime: string;
+  modTime: string;
+  size: number;
+}
+
 export class SyncdClient {
   readonly baseUrl: string;
   readonly #apiKey: string | undefined;
@@ -178,6 +185,21 @@ export class SyncdClient {
     return this.call(
       'POST',
       `/rest/system/reset${id === undefined ? '' : `?folder=${encodeURIComponent(id)}`}`,
+    );
+  }
+
+  /** The versions the folder's versioning keeps, by file (GET /rest/folder/versions). */
+  versions(id: string): Promise<Record<string, FileVersionShown[]>> {
+    return this.call('GET', `/rest/folder/versions?folder=${encodeURIComponent(id)}`);
+  }
+
+  /** Restores files to versions (`{NAME: versionTime}`); answers the failures only, by name. */
+  restoreVersions(id: string, versions: Record<string, string>): Promise<Record<string, string>> {
+    return this.call(
+      'POST',
+      `/rest/folder/versions?folder=${encodeURIComponent(id)}`,
+      JSON.stringify(versions),
+      'application/json',
     );
   }
 

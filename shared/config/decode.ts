@@ -146,6 +146,15 @@ function prepareFolder(
     'newestFirst',
   ]);
   oneOf(folder.blockPullOrder, `${field}.blockPullOrder`, ['standard', 'random', 'inOrder']);
+  // Syncthing takes any type and fails at the folder's start; syncd says so now.
+  oneOf(folder.versioning.type, `${field}.versioning.type`, [
+    '',
+    'trashcan',
+    'simple',
+    'staggered',
+    'external',
+  ]);
+  oneOf(folder.versioning.fsType, `${field}.versioning.fsType`, ['basic']);
 
   const seen = new Set<string>();
   folder.devices.forEach((shared, i) => {

@@ -51,7 +51,7 @@ export const FOLDER_FIELDS: Table<typeof FOLDER_DEFAULTS> = {
   ignorePerms: acts(),
   autoNormalize: acts(),
   minDiskFree: acts(),
-  versioning: refused('file versioning is not built yet'),
+  versioning: acts('type "", trashcan, simple, staggered or external; fsType basic'),
   copiers: refused(noTuning),
   pullerMaxPendingKiB: refused(noTuning),
   hashers: refused(noTuning),

@@ -16,6 +16,7 @@ import type { PullOptions, PullOrder } from '../sync/pull-folder.ts';
 import { folderSummary } from './folder-summary.ts';
 import { OwnWrites } from './own-writes.ts';
 import { DEFAULT_PULL_PAUSE_MS, PullRetry } from './pull-retry.ts';
+import { type Versioner, versionerFor } from '../versioning/versioner.ts';
 import {
   adoptEqualVersions,
   type FolderChange,
@@ -59,7 +60,7 @@ export interface FolderRunnerOptions {
    * `writes` each item it begins and ends writing.
    */
   pull?: (
-    folder: Required<PullOptions['folder']>,
+    folder: Required<Omit<PullOptions['folder'], 'versioner'>> & Pick<PullOptions['folder'], 'versioner'>,
     signal: AbortSignal,
     writes: Pick<OwnWrites, 'started' | 'finished'>,
   ) => Promise<{
@@ -106,6 +107,9 @@ export class FolderRunner {
   #retrying = false;
   // Files to read again at the next scan whatever their size and time say (see recheck).
   #rehash = new Set<string>();
+  // The folder's versioning (none when its type is ''), made from its configuration, and its cleanout.
+  #versioner: { for: FolderConfiguration['versioning']; versioner: Versioner | undefined } | undefined;
+  #cleanupTimer: NodeJS.Timeout | undefined;
   // Overrides and reverts asked for: run between scans and pulls, never during one.
   #changes: PendingChange[] = [];
   #summaryTimer: NodeJS.Timeout | undefined;
@@ -178,6 +182,23 @@ export class FolderRunner {
     void this.scan([name]);
   }
 
+  /** The folder's versioning, as its configuration says now; undefined without one. */
+  get versioner(): Versioner | undefined {
+    const { versioning, id, markerName } = this.#config;
+    if (this.#versioner?.for !== versioning) {
+      const warn = (error: Error) =>
+        this.#options.logger.warn(
+          { folder: id, slot: `folder-${id}-versions` },
+          `folder ${id}: ${error.message}`,
+        );
+      this.#versioner = {
+        for: versioning,
+        versioner: versionerFor({ id, path: this.path, markerName, versioning }, undefined, warn),
+      };
+    }
+    return this.#versioner.versioner;
+  }
+
   /** Asks for a pull (other devices have something new); runs after any scan under way. */
   pullSoon(): void {
     if (this.#stopped || this.#config.paused || !this.#options.pull || this.#config.type === 'sendonly')
@@ -228,6 +249,7 @@ export class FolderRunner {
   }
 
   start(): void {
+    this.#scheduleCleanup();
     if (this.#config.paused) {
       this.#setState('paused');
       return;
@@ -239,6 +261,12 @@ export class FolderRunner {
   reconfigure(config: FolderConfiguration): void {
     const before = this.#config;
     this.#config = config;
+    if (
+      before.versioning.cleanupIntervalS !== config.versioning.cleanupIntervalS ||
+      before.versioning.type !== config.versioning.type
+    ) {
+      this.#scheduleCleanup();
+    }
     if (config.paused && !before.paused) {
       this.#stopWatching();
       this.#clearRescan();
@@ -280,6 +308,7 @@ export class FolderRunner {
     clearTimeout(this.#summaryWaiting);
     this.#clearRescan();
     if (this.#retryTimer) clearTimeout(this.#retryTimer);
+    clearTimeout(this.#cleanupTimer);
     this.#stopWatching();
     await this.#running;
     for (const resolve of this.#wanted?.waiters.splice(0) ?? []) resolve();
@@ -524,6 +553,7 @@ export class FolderRunner {
         order: order as PullOrder,
         ignores: this.#ignores,
         caseSensitiveFS,
+        versioner: this.versioner,
       };
       const { problems, toScan, last } = await pull(folder, this.#abort.signal, this.#ownWrites);
       failed = problems.length > 0;
@@ -634,6 +664,35 @@ export class FolderRunner {
     this.#state = state;
     this.#stateChanged = now;
     this.#options.events.log('StateChanged', { folder: this.#config.id, from, to: state, duration });
+  }
+
+  /**
+   * The versions' cleanout every versioning.cleanupIntervalS (0: never), the first one interval after
+   * the start, as Syncthing's folder does; its failures are logged, and the next one comes anyway.
+   */
+  #scheduleCleanup(): void {
+    clearTimeout(this.#cleanupTimer);
+    const seconds = this.#config.versioning.cleanupIntervalS;
+    if (this.#stopped || seconds <= 0 || !this.versioner) return;
+    this.#cleanupTimer = setTimeout(
+      () => {
+        // A paused folder is not cleaned, as in Syncthing (it does not run); the next time may find it running.
+        if (this.#config.paused) return this.#scheduleCleanup();
+        const versioner = this.versioner;
+        const { id } = this.#config;
+        void versioner
+          ?.clean()
+          .catch((error: Error) =>
+            this.#options.logger.warn(
+              { folder: id, slot: `folder-${id}-versions` },
+              `folder ${id}: ${error.message}`,
+            ),
+          )
+          .finally(() => this.#scheduleCleanup());
+      },
+      Math.min(seconds * 1000, 2 ** 31 - 1),
+    );
+    this.#cleanupTimer.unref();
   }
 
   // A pull that left items undone is tried again after `delayMs` (see pull-retry.ts).

@@ -28,6 +28,7 @@ import { type TestRouteOptions, testRoutes } from './routes/test.ts';
 import { configRoutes } from './routes/config.ts';
 import { eventRoutes } from './routes/events.ts';
 import { dbRoutes } from './routes/db.ts';
+import { versionRoutes } from './routes/versions.ts';
 import { clusterRoutes } from './routes/cluster.ts';
 import { statsRoutes } from './routes/stats.ts';
 import type { SyncService } from '../service/open-service.ts';
@@ -265,6 +266,7 @@ export function buildApp(options: AppOptions) {
   if (options.events) app.register(eventRoutes, { events: options.events });
   if (options.config && options.service) {
     app.register(dbRoutes, { config: options.config, service: options.service });
+    app.register(versionRoutes, { config: options.config, service: options.service });
     app.register(clusterRoutes, { service: options.service });
     app.register(statsRoutes, { config: options.config, service: options.service });
   }

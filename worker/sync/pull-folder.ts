@@ -20,6 +20,7 @@ import { type FileRecord, withoutSequence } from '../index-db/file-record.ts';
 import { type IndexDb, LOCAL } from '../index-db/index-db.ts';
 import { hasSha256 } from '../scanner/blocks.ts';
 import type { Ignores } from '../scanner/ignores.ts';
+import type { Versioner } from '../versioning/versioner.ts';
 import type { BlockWriter } from './block-writer.ts';
 import { compareVersions, equivalent } from '../index-db/versions.ts';
 import { folderNeed, fullRecords, type NeededItem } from './need.ts';
@@ -47,6 +48,8 @@ export interface PullOptions {
     ignores?: Ignores;
     /** false (Syncthing's default): a new name that differs from one on disk only in case is refused. */
     caseSensitiveFS?: boolean;
+    /** Where a file deleted or replaced for another device goes first (the folder's versioning). */
+    versioner?: Versioner;
   };
   db: IndexDb;
   /** Devices connected now. */
@@ -327,6 +330,7 @@ async function pullIn(
   if (global.deleted) {
     // A change beats a deletion (Syncthing's conflict rule): a deletion that is global never meets one.
     if (onDisk?.isDirectory()) await deleteDirectory(options, fs, name, dir);
+    else if (folder.versioner && onDisk?.isFile()) await archive(folder.versioner, name, 'delete file');
     else await dir.unlink(base);
     return;
   }
@@ -358,6 +362,11 @@ async function pullIn(
   }
   // Where nothing was (or the losing version was moved away), something new must not be overwritten.
   if ((conflict || !onDisk) && now) throw new Error('a new file appeared while it was pulled');
+  // The version replaced goes to the folder's versions first (Syncthing's deleteItemOnDisk); if it
+  // cannot, it stays, and so does the new one in its temporary file.
+  if (!conflict && folder.versioner && onDisk?.isFile()) {
+    await archive(folder.versioner, name, 'removing item to be replaced');
+  }
   await dir.rename(temporary, base);
   if (global.type === 'symlink' && dir.readlinkSync(base) !== global.symlinkTarget) {
     throw new Error('the symlink changed while it was made');
@@ -599,6 +608,15 @@ export async function keepConflict(
     }
   }
   return copy;
+}
+
+// A file moved to the folder's versions, its failure named as Syncthing names it (folder_sendrecv.go).
+async function archive(versioner: Versioner, name: string, doing: string): Promise<void> {
+  try {
+    await versioner.archive(name);
+  } catch (error) {
+    throw new Error(`${doing}: ${(error as Error).message}`, { cause: error });
+  }
 }
 
 // Syncthing's words for a directory deleted elsewhere that cannot go here (folder_sendrecv.go).
