@@ -15,6 +15,7 @@ import { type ErrorChange, RecentErrors } from '../shared/recent-errors.ts';
 import { buildApp } from './http/app.ts';
 import { ConnectionPool } from './connections.ts';
 import { Service } from './service/service.ts';
+import { StandbyMonitor } from './service/standby-monitor.ts';
 import { Requests } from '../shared/ipc/requests.ts';
 import type { SaveAnswer } from '../shared/ipc/protocol.ts';
 import { configEvents } from './config/config-events.ts';
@@ -179,6 +180,12 @@ export function runWorker(
         },
       };
       const stopReporting = reportDroppedLines(logger, standardOutput());
+      const standby = new StandbyMonitor({
+        enabled: () => config.current.options.restartOnWakeup,
+        restart: () => send({ type: 'syncd:action', action: 'restart' }),
+        log: (message) => logger.info({ slot: 'standby' }, message),
+      });
+      standby.start();
 
       const drain = async (reason: DrainReason) => {
         if (draining) return;
@@ -200,6 +207,7 @@ export function runWorker(
         }
         await app.close();
         stopReporting();
+        standby.stop();
         logger.info({ reason }, 'worker stopped');
         await allSent();
         stopped();

@@ -1,4 +1,5 @@
-import { isAbsolute } from 'node:path';
+import { homedir } from 'node:os';
+import { isAbsolute, resolve, sep } from 'node:path';
 import { parseAddress } from '../address.ts';
 import { canonicalDeviceId, compareDeviceIds, deviceIdProblem } from '../device-id.ts';
 import { MIN_API_KEY_LENGTH } from '../settings.ts';
@@ -155,6 +156,7 @@ function prepareFolder(
     'external',
   ]);
   oneOf(folder.versioning.fsType, `${field}.versioning.fsType`, ['basic']);
+  if (!template) checkVersionsPath(folder, field);
 
   const seen = new Set<string>();
   folder.devices.forEach((shared, i) => {
@@ -184,6 +186,22 @@ function prepareFolder(
   if (folder.markerName === '') folder.markerName = '.stfolder';
   if (folder.maxConcurrentWrites <= 0) folder.maxConcurrentWrites = 2;
   folder.maxConcurrentWrites = Math.min(folder.maxConcurrentWrites, 64);
+}
+
+// Versions kept in the folder's root, or above it, would be among the files they version (and a
+// cleanout would delete the user's files): refused, where Syncthing takes them.
+function checkVersionsPath(folder: FolderConfiguration, field: string): void {
+  const { fsPath } = folder.versioning;
+  if (fsPath === '') return;
+  const home = (path: string) => (path === '~' || path.startsWith('~/') ? homedir() + path.slice(1) : path);
+  const root = resolve(home(folder.path));
+  const versions = isAbsolute(home(fsPath)) ? resolve(home(fsPath)) : resolve(root, fsPath);
+  if (versions === root || root.startsWith(`${versions}${sep}`) || versions === sep) {
+    throw new ConfigProblem(
+      `${field}.versioning.fsPath`,
+      `"${fsPath}" is the folder itself or holds it: give a directory of its own for the versions (empty: .stversions)`,
+    );
+  }
 }
 
 function checkDevice(device: DeviceConfiguration, field: string): void {

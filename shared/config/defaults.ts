@@ -128,8 +128,7 @@ export const OPTIONS_DEFAULTS = {
   urURL: 'https://data.syncthing.net/newdata',
   urPostInsecurely: false,
   urInitialDelayS: 1800,
-  // syncd: no restart after the computer sleeps.
-  restartOnWakeup: false,
+  restartOnWakeup: true,
   autoUpgradeIntervalH: 0,
   upgradeToPreReleases: false,
   keepTemporariesH: 24,

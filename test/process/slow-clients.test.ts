@@ -62,9 +62,16 @@ t.test('300 slowloris connections do not stop pings, and are closed when their t
     `well within the headers timeout: the slowest took ${Math.round(Math.max(...report.latencies))} ms`,
   );
 
-  // The headers timeout is 6 s, checked every second: all gone well within 10 s of opening.
-  await new Promise((resolve) => setTimeout(resolve, 10_000 - (Date.now() - started)));
-  t.equal(closedAt.length, 300, 'every slow connection was closed by the service');
+  // The headers timeout is 6 s, checked every second: all gone within about 8 s of opening on an idle
+  // machine; a loaded one (the CI's, beside the other tests) is given 30 s.
+  while (closedAt.length < 300 && Date.now() - started < 30_000) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  t.equal(
+    closedAt.length,
+    300,
+    `every slow connection was closed by the service (the last after ${Math.max(...closedAt)} ms)`,
+  );
   t.equal(
     answers.filter((line) => line === 'HTTP/1.1 408 Request Timeout').length,
     300,

@@ -23,6 +23,9 @@ import { api, startDevice, withNewWorker } from '../helpers/service.ts';
 import { hasSyncthing, NO_SYNCTHING, pollUntil, shareFolder, startSyncthing } from '../helpers/syncthing.ts';
 
 const skip = hasSyncthing ? false : NO_SYNCTHING;
+// A name of 255 bytes (the most ext4 takes), in two-byte characters; another made on syncd.
+const LONG_NAME = `${'é'.repeat(125)}.txt1`;
+const LONG_MINE = `${'ü'.repeat(125)}.txt2`;
 
 type Events = Array<{ id: number; type: string; data: Record<string, unknown> }>;
 
@@ -39,6 +42,8 @@ t.test(
           deeper: { 'c d é.txt': 'spaces and accents\n' },
         },
         'empty-dir': {},
+        // 255 bytes, the most a name may have: its temporary name is its SHA-256, as Syncthing's.
+        [LONG_NAME]: 'a long name\n',
       },
       ours: {},
     });
@@ -60,7 +65,14 @@ t.test(
       theirs,
       mine,
     });
-    for (const name of ['a.txt', 'sub/b.bin', 'sub/empty.txt', 'sub/deeper/c d é.txt', 'random.bin']) {
+    for (const name of [
+      'a.txt',
+      'sub/b.bin',
+      'sub/empty.txt',
+      'sub/deeper/c d é.txt',
+      'random.bin',
+      LONG_NAME,
+    ]) {
       const copy = await pollUntil(`${name} pulled by syncd`, () => readFile(join(mine, name)), 60_000);
       t.ok(copy.equals(await readFile(join(theirs, name))), `${name}: the same bytes`);
       const [ours, original] = [await stat(join(mine, name)), await stat(join(theirs, name))];
@@ -141,7 +153,7 @@ t.test(
           'GET',
           '/rest/db/status?folder=pulled',
         );
-        return answer.state === 'idle' && answer.localFiles === 5;
+        return answer.state === 'idle' && answer.localFiles === 6;
       },
       60_000,
     );
@@ -191,13 +203,16 @@ t.test(
     );
     // From syncd: a name written decomposed arrives composed, and a symlink as a symlink.
     await writeFile(join(mine, 'nai\u0308ve.txt'), 'from syncd\n');
+    await writeFile(join(mine, LONG_MINE), 'a long name from syncd\n');
     await symlink('x.txt', join(mine, 'to-x'));
     await api(syncd, 'POST', '/rest/db/scan?folder=both');
     await pollUntil(
       'the NFC name and the symlink on Syncthing',
       async () =>
         (await readFile(join(theirs, 'naïve.txt'.normalize('NFC')), 'utf8').catch(() => '')) ===
-          'from syncd\n' && (await readlink(join(theirs, 'to-x')).catch(() => '')) === 'x.txt',
+          'from syncd\n' &&
+        (await readlink(join(theirs, 'to-x')).catch(() => '')) === 'x.txt' &&
+        (await readFile(join(theirs, LONG_MINE), 'utf8').catch(() => '')) === 'a long name from syncd\n',
       60_000,
     );
     t.same(

@@ -4,9 +4,9 @@ import t from 'tap';
 import { ConfigStore, SaveRefused } from '../../supervisor/config-store.ts';
 import { testConfiguration } from '../helpers/config.ts';
 
-const changed = (maxSendKbps: number) => {
+const changed = (progressUpdateIntervalS: number) => {
   const config = testConfiguration();
-  config.options.maxSendKbps = maxSendKbps;
+  config.options.progressUpdateIntervalS = progressUpdateIntervalS;
   return config;
 };
 
@@ -16,8 +16,8 @@ t.test('saves are written whole, one revision at a time; a stale one is refused'
   const [first, stale] = await Promise.all([store.save(changed(1), 1), store.save(changed(2), 1)]);
   t.same(first, { ok: true, revision: 2 });
   t.match(stale, { ok: false, status: 409 });
-  t.equal(store.config.options.maxSendKbps, 1);
-  t.equal(JSON.parse(await readFile(path, 'utf8')).config.options.maxSendKbps, 1);
+  t.equal(store.config.options.progressUpdateIntervalS, 1);
+  t.equal(JSON.parse(await readFile(path, 'utf8')).config.options.progressUpdateIntervalS, 1);
   t.same(await store.save(changed(3), 2), { ok: true, revision: 3 });
 });
 
@@ -28,7 +28,7 @@ t.test(
     const store = new ConfigStore(path, testConfiguration());
     const steps: string[] = [];
     store.prepareWith(async (_from, to) => {
-      if (to.options.maxSendKbps === 9) throw new SaveRefused('gui.address: cannot listen there');
+      if (to.options.progressUpdateIntervalS === 9) throw new SaveRefused('gui.address: cannot listen there');
       return { commit: () => void steps.push('commit'), abort: () => void steps.push('abort') };
     });
     t.same(await store.save(changed(9), 1), {
@@ -46,7 +46,7 @@ t.test(
       t.teardown(() => chmod(t.testdirName, 0o700));
       t.match(await store.save(changed(2), 2), { ok: false, status: 500, message: /cannot be written/ });
       t.same(steps, ['commit', 'abort']);
-      t.equal(store.config.options.maxSendKbps, 1);
+      t.equal(store.config.options.progressUpdateIntervalS, 1);
     }
   },
 );

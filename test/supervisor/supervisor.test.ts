@@ -554,21 +554,33 @@ t.test('a saved configuration reaches every worker before the one that saved it 
   worker(1).ready();
   await settle();
   const config = testConfiguration();
-  config.options.maxSendKbps = 7;
+  config.options.progressUpdateIntervalS = 7;
   worker(0).say({ type: 'syncd:config-save', seq: 1, config, base: 1 });
-  await new Promise((resolve) => setTimeout(resolve, 50));
   const types = (n: number) =>
     worker(n)
       .sent.map((message) => message.type)
       .filter((type) => type.startsWith('syncd:config'));
+  // The save writes config.json: on a loaded machine that takes its time.
+  for (let waited = 0; waited < 10_000 && !types(0).includes('syncd:config-answer'); waited += 20) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
   t.same(types(0), ['syncd:config', 'syncd:config-answer'], 'the saver: the configuration, then the answer');
   t.same(types(1), ['syncd:config'], 'the other worker: the configuration');
-  t.match(worker(1).received('syncd:config')[0], { revision: 2, config: { options: { maxSendKbps: 7 } } });
+  t.match(worker(1).received('syncd:config')[0], {
+    revision: 2,
+    config: { options: { progressUpdateIntervalS: 7 } },
+  });
   t.match(worker(0).received('syncd:config-answer')[0], { seq: 1, answer: { ok: true, revision: 2 } });
 
   // A save from a revision that is no longer the latest is refused, and nobody is told of a change.
   worker(1).say({ type: 'syncd:config-save', seq: 1, config, base: 1 });
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  for (
+    let waited = 0;
+    waited < 10_000 && worker(1).received('syncd:config-answer').length === 0;
+    waited += 20
+  ) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
   t.match(worker(1).received('syncd:config-answer')[0], { answer: { ok: false, status: 409 } });
   t.equal(worker(0).received('syncd:config').length, 1);
   const [init] = (() => {
@@ -577,7 +589,7 @@ t.test('a saved configuration reaches every worker before the one that saved it 
   })();
   t.match(
     init?.init,
-    { configRevision: 2, config: { options: { maxSendKbps: 7 } } },
+    { configRevision: 2, config: { options: { progressUpdateIntervalS: 7 } } },
     'a new worker starts with it',
   );
 });

@@ -25,7 +25,7 @@ import {
 } from '../sync/folder-types.ts';
 
 /** Syncthing's folder states (st:lib/model/folderstate.go), as far as a folder without peers has them. */
-export type FolderState = 'idle' | 'scan-waiting' | 'scanning' | 'syncing' | 'error' | 'paused';
+export type FolderState = 'idle' | 'scan-waiting' | 'scanning' | 'syncing' | 'cleaning' | 'error' | 'paused';
 
 // Syncthing's words for a folder whose disk is not there: nothing is scanned, nothing deleted.
 export const PATH_MISSING = 'folder path missing';
@@ -110,6 +110,8 @@ export class FolderRunner {
   // The folder's versioning (none when its type is ''), made from its configuration, and its cleanout.
   #versioner: { for: FolderConfiguration['versioning']; versioner: Versioner | undefined } | undefined;
   #cleanupTimer: NodeJS.Timeout | undefined;
+  // The folder cannot go on (see #failHealth): it is looked at again soon, not at the rescan interval.
+  #unhealthy = false;
   // Overrides and reverts asked for: run between scans and pulls, never during one.
   #changes: PendingChange[] = [];
   #summaryTimer: NodeJS.Timeout | undefined;
@@ -357,6 +359,7 @@ export class FolderRunner {
     }
     const wasInError = this.#state === 'error' || this.#error !== undefined;
     this.#error = undefined;
+    this.#unhealthy = false;
     this.#setState('scanning');
     const folder = {
       ...this.#config,
@@ -369,6 +372,9 @@ export class FolderRunner {
     const firstScan = db.folder(folder.id).sequence === 0;
     const started = Date.now();
     let lastProgress = 0;
+    // Syncthing's scanProgressIntervalS: 0 is every 2 s, a negative number none.
+    const progressEvery = this.#config.scanProgressIntervalS;
+    const progressMs = progressEvery > 0 ? progressEvery * 1000 : progressEvery < 0 ? Infinity : 2000;
     try {
       const result = await scanFolder({
         folder,
@@ -381,7 +387,7 @@ export class FolderRunner {
         onBatch: (records) => this.#localUpdated(records),
         onProgress: (current, total) => {
           const now = Date.now();
-          if (now - lastProgress < 2000) return;
+          if (now - lastProgress < progressMs) return;
           lastProgress = now;
           const rate = current / Math.max(0.001, (now - started) / 1000);
           events.log('FolderScanProgress', { folder: folder.id, current, total, rate });
@@ -462,10 +468,8 @@ export class FolderRunner {
       );
     }
     this.#stopWatching();
-    this.#clearRescan();
-    if (this.#stopped || this.#config.paused) return;
-    this.#rescanTimer = setTimeout(() => void this.scan(), HEALTH_RECHECK_MS);
-    this.#rescanTimer.unref();
+    this.#unhealthy = true;
+    this.#scheduleRescan();
   }
 
   /**
@@ -500,17 +504,17 @@ export class FolderRunner {
     this.#options.onLocalUpdate?.(this.id, records);
   }
 
-  #change(make: () => Promise<FolderChange>): Promise<void> {
+  #change(make: () => Promise<FolderChange>, state?: FolderState): Promise<void> {
     if (this.#stopped) return Promise.reject(new Error(`folder ${this.id} is stopping`));
     return new Promise((resolve, reject) => {
-      this.#changes.push({ make, done: (error) => (error ? reject(error) : resolve()) });
+      this.#changes.push({ make, state, done: (error) => (error ? reject(error) : resolve()) });
       this.#running ??= this.#run();
     });
   }
 
   async #changeOnce(change: PendingChange): Promise<void> {
     const { db, logger } = this.#options;
-    this.#setState('scanning');
+    this.#setState(change.state ?? 'scanning');
     try {
       const { records, problems } = await change.make();
       if (records.length > 0) this.#localUpdated(db.update(this.id, records));
@@ -520,7 +524,9 @@ export class FolderRunner {
     } catch (error) {
       change.done(error as Error);
     }
-    this.#setState('idle');
+    // A folder that cannot go on (its disk, its path) stays in error: the change does not hide it.
+    this.#setState(this.#error ? 'error' : 'idle');
+    if (change.state === 'cleaning') return;
     this.#summarize();
     if (db.hasRemote(this.id)) this.pullSoon();
   }
@@ -673,21 +679,26 @@ export class FolderRunner {
   #scheduleCleanup(): void {
     clearTimeout(this.#cleanupTimer);
     const seconds = this.#config.versioning.cleanupIntervalS;
-    if (this.#stopped || seconds <= 0 || !this.versioner) return;
+    // A send-only folder deletes and replaces nothing, and is never cleaned (Syncthing gives it no versioner).
+    if (this.#stopped || seconds <= 0 || !this.versioner || this.#config.type === 'sendonly') return;
     this.#cleanupTimer = setTimeout(
       () => {
-        // A paused folder is not cleaned, as in Syncthing (it does not run); the next time may find it running.
-        if (this.#config.paused) return this.#scheduleCleanup();
+        // A paused folder is not cleaned, as in Syncthing (it does not run); the next time may find it
+        // running. The cleanout takes its turn between scans and pulls: never beside a pull archiving.
+        if (this.#config.paused || !this.versioner) return this.#scheduleCleanup();
         const versioner = this.versioner;
         const { id } = this.#config;
-        void versioner
-          ?.clean()
-          .catch((error: Error) =>
+        void this.#change(async () => {
+          await versioner.clean();
+          return { records: [], problems: [] };
+        }, 'cleaning')
+          .catch((error: Error) => {
+            if (this.#stopped) return;
             this.#options.logger.warn(
               { folder: id, slot: `folder-${id}-versions` },
               `folder ${id}: ${error.message}`,
-            ),
-          )
+            );
+          })
           .finally(() => this.#scheduleCleanup());
       },
       Math.min(seconds * 1000, 2 ** 31 - 1),
@@ -698,6 +709,8 @@ export class FolderRunner {
   // A pull that left items undone is tried again after `delayMs` (see pull-retry.ts).
   #retryLater(delayMs: number): void {
     if (this.#retryTimer) clearTimeout(this.#retryTimer);
+    // A timer past 2^31 - 1 ms fires at once: the longest pauses (pullerPauseS of hours) wait that long.
+    delayMs = Math.min(delayMs, 2 ** 31 - 1);
     this.#retryTimer = setTimeout(() => {
       this.#retryTimer = undefined;
       this.#retrying = true;
@@ -708,7 +721,7 @@ export class FolderRunner {
 
   #scheduleRescan(): void {
     this.#clearRescan();
-    const seconds = this.#config.rescanIntervalS;
+    const seconds = this.#unhealthy ? HEALTH_RECHECK_MS / 1000 : this.#config.rescanIntervalS;
     if (seconds <= 0 || this.#stopped || this.#config.paused) return;
     this.#rescanTimer = setTimeout(() => void this.scan(), Math.min(seconds * 1000, 2 ** 31 - 1));
     this.#rescanTimer.unref();
@@ -775,6 +788,8 @@ export class FolderRunner {
 
 interface PendingChange {
   make: () => Promise<FolderChange>;
+  /** What the folder is doing meanwhile (default scanning: an override or a revert). */
+  state?: FolderState;
   done: (error?: Error) => void;
 }
 

@@ -1,39 +1,26 @@
 /**
- * The names of a folder the service itself is writing, or wrote a moment ago: what the file watcher
- * reports of them is its own doing, not a change to scan (Syncthing's watch aggregator skips the paths
- * of items in progress, lib/watchaggregator/aggregator.go). Kept a grace period after each is done,
- * for the events the system delivers late.
+ * The names of a folder the service itself is writing now: what the file watcher reports of them is
+ * its own doing, not a change to scan (Syncthing's watch aggregator skips the paths of items in
+ * progress, lib/watchaggregator/aggregator.go). Only while each is written: an event the system
+ * delivers later is scanned, and finds nothing changed; a user's change just after is not missed.
  */
 export class OwnWrites {
-  readonly #until = new Map<string, number>();
-  readonly #graceMs: number;
-
-  constructor(graceMs = 2000) {
-    this.#graceMs = graceMs;
-  }
+  readonly #writing = new Set<string>();
 
   started(name: string): void {
-    this.#until.set(name, Infinity);
+    this.#writing.add(name);
   }
 
   finished(name: string): void {
-    this.#until.set(name, Date.now() + this.#graceMs);
+    this.#writing.delete(name);
   }
 
-  /** The writes have all ended (the pull is over, or stopped): each is done now, and the old ones go. */
+  /** The pull is over, or stopped: nothing is being written. */
   ended(): void {
-    const now = Date.now();
-    for (const [name, until] of this.#until) {
-      if (until === Infinity) this.#until.set(name, now + this.#graceMs);
-      else if (until < now) this.#until.delete(name);
-    }
+    this.#writing.clear();
   }
 
   isOwn(name: string): boolean {
-    const until = this.#until.get(name);
-    if (until === undefined) return false;
-    if (until >= Date.now()) return true;
-    this.#until.delete(name);
-    return false;
+    return this.#writing.has(name);
   }
 }

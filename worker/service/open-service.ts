@@ -73,8 +73,11 @@ export async function openService(context: ServiceContext): Promise<SyncService>
     indexError = space ?? `the index cannot be used: ${error.message}`;
     context.logger.error({ slot: 'index-db' }, space ? `${space}: ${error.message}` : indexError);
     if (space || /disk is full|ENOSPC/.test(error.message)) {
+      // With minHomeDiskFree off, a megabyte free is space enough to try again.
+      const minFree = context.config.current.options.minHomeDiskFree;
+      const wanted = minFree.value > 0 ? minFree : { value: 1, unit: 'MB' };
       spaceWatch = setInterval(() => {
-        void homeSpace().then((problem) => {
+        void homeSpaceProblem(index, wanted).then((problem) => {
           if (problem || !spaceWatch) return;
           clearInterval(spaceWatch);
           spaceWatch = undefined;

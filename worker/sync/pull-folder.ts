@@ -302,10 +302,10 @@ async function pullIn(
   const onDisk = held.dir ? await held.dir.lstat(base) : undefined;
   // What is on disk must be what the index says of it: anything else is a change a scan has to see first.
   if (onDisk && (!local || local.deleted || !matches(onDisk, local))) {
-    throw new Error('changed on disk since it was last scanned; it is taken up after the next scan');
+    throw new ScanFirstError('changed on disk since it was last scanned; scheduling scan');
   }
   if (!onDisk && local && !local.deleted) {
-    throw new Error('gone from disk since it was last scanned; it is taken up after the next scan');
+    throw new ScanFirstError('gone from disk since it was last scanned; scheduling scan');
   }
   // A deletion where nothing is: done.
   if (global.deleted && !onDisk) return;
@@ -358,7 +358,7 @@ async function pullIn(
   // temporary file, reused by the next try) rather than overwrite a change.
   const now = await dir.lstat(base);
   if (!conflict && onDisk && (!now || !sameStat(now, onDisk))) {
-    throw new Error('changed on disk while it was pulled; it is taken up after the next scan');
+    throw new ScanFirstError('changed on disk while it was pulled; scheduling scan');
   }
   // Where nothing was (or the losing version was moved away), something new must not be overwritten.
   if ((conflict || !onDisk) && now) throw new Error('a new file appeared while it was pulled');
@@ -622,15 +622,18 @@ async function archive(versioner: Versioner, name: string, doing: string): Promi
 // Syncthing's words for a directory deleted elsewhere that cannot go here (folder_sendrecv.go).
 const DIR_DELETED = 'delete dir: directory has been deleted on a remote device but';
 
-/** A directory whose deletion found entries the index does not know: scanned before it is tried again. */
+/**
+ * What is on disk is not what the index says (a change not scanned yet, Syncthing's errModified): the
+ * name is scanned at once, and the pull tries it again after.
+ */
 class ScanFirstError extends Error {}
 
 /**
  * Deletes the directory `name` in `parent`, as Syncthing's deleteDirOnDisk: only when nothing that
- * must stay is in it. Temporary files, and what a `(?d)` pattern ignores, go with it; an ignored entry
- * keeps it (the user's, never deleted for another device), and so does one the index does not know
- * (scanned first) or one it knows (the other device ignores it, perhaps). Entries go only once the
- * directory can.
+ * must stay is anywhere below it. Temporary files, and what a `(?d)` pattern ignores, go with it (a
+ * deletable directory only once it is empty); an ignored entry keeps it (the user's, never deleted for
+ * another device), and so does one the index does not know (scanned first) or one it knows (another
+ * device ignores it, perhaps). Nothing is removed unless the directory can go.
  */
 async function deleteDirectory(
   options: PullOptions,
@@ -639,29 +642,40 @@ async function deleteDirectory(
   parent: FolderDirectory,
 ): Promise<void> {
   const { ignores, id } = options.folder;
-  const removable: Array<{ name: string; directory: boolean }> = [];
+  const files: string[] = [];
+  const directories: string[] = [];
   let unknown = false;
   let ignored = false;
   let known = false;
-  const sub = fs.directory(name);
-  try {
-    for (const entry of await sub.readdir()) {
-      const child = `${name}/${entry}`;
-      const stats = await sub.lstat(entry);
-      if (!stats) continue;
-      if (isTemporary(entry) || ignores?.deletable(child)) {
-        removable.push({ name: child, directory: stats.isDirectory() });
-      } else if (ignores?.ignored(child)) {
-        ignored = true;
-      } else {
-        const record = options.db.file(id, child);
-        if (!record || record.deleted) unknown = true;
-        else known = true;
+  // Every entry below, each read in its directory held open (never through a symlink).
+  const visit = async (path: string): Promise<void> => {
+    const dir = fs.directory(path);
+    const below: string[] = [];
+    try {
+      for (const entry of await dir.readdir()) {
+        const child = `${path}/${entry}`;
+        const stats = await dir.lstat(entry);
+        if (!stats) continue;
+        if (ignores?.deletable(child) || (isTemporary(entry) && !stats.isDirectory())) {
+          if (stats.isDirectory()) {
+            directories.push(child);
+            below.push(child);
+          } else files.push(child);
+        } else if (ignores?.ignored(child)) {
+          ignored = true;
+        } else {
+          const record = options.db.file(id, child);
+          if (!record || record.deleted) unknown = true;
+          else known = true;
+          if (stats.isDirectory()) below.push(child);
+        }
       }
+    } finally {
+      dir.close();
     }
-  } finally {
-    sub.close();
-  }
+    for (const child of below) await visit(child);
+  };
+  await visit(name);
   if (unknown) throw new ScanFirstError(`${DIR_DELETED} contains changed files, scheduling scan`);
   if (ignored) {
     throw new Error(`${DIR_DELETED} contains ignored files (see ignore documentation for (?d) prefix)`);
@@ -671,26 +685,10 @@ async function deleteDirectory(
       `${DIR_DELETED} is not empty; the contents are probably ignored on that remote device, but not locally`,
     );
   }
-  for (const entry of removable) await removeAll(fs, entry.name, entry.directory);
+  for (const file of files) await fs.unlink(file).catch(ignoreMissing);
+  // Deepest first; one that is not empty by now stays, and says why.
+  for (const directory of directories.sort().reverse()) await fs.rmdir(directory);
   await parent.rmdir(baseOf(name));
-}
-
-// Removes a file, or a directory and all in it, through the folder's files (never through a symlink).
-async function removeAll(fs: FolderFs, name: string, directory: boolean): Promise<void> {
-  if (directory) {
-    const dir = fs.directory(name);
-    try {
-      for (const entry of await dir.readdir()) {
-        const stats = await dir.lstat(entry);
-        if (stats) await removeAll(fs, `${name}/${entry}`, stats.isDirectory());
-      }
-    } finally {
-      dir.close();
-    }
-    await fs.rmdir(name);
-  } else {
-    await fs.unlink(name).catch(ignoreMissing);
-  }
 }
 
 /** Go's filepath.Ext, as Syncthing splits names: from the last dot of the last part (`.bashrc` whole). */

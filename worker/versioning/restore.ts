@@ -20,6 +20,11 @@ export async function restoreFile(
 ): Promise<void> {
   const tag = formatTag(new Date(Math.floor(versionTime.getTime() / 1000) * 1000));
   const version = inDirectoryOf(name, tagger(baseOf(name), tag));
+  // Looked for before the current file is moved away: a time that names no version leaves it in place
+  // (Syncthing archived it first, and a mistyped time lost the file from the folder).
+  if ((await context.folderFs.lstat(name))?.isDirectory())
+    throw new Error('cannot restore on top of a directory');
+  await sourceOf(context, name, versionTime, version);
   await clearForRestore(context, name, tagger);
   await moveVersionBack(context, name, versionTime, version);
 }
@@ -63,18 +68,7 @@ export async function moveVersionBack(
   versionTime: Date,
   version: string,
 ): Promise<void> {
-  const versions = context.versions.existing();
-  let source: string | undefined;
-  if (versions) {
-    const tagged = await versions.lstat(version);
-    const untagged = tagged?.isFile() ? undefined : await versions.lstat(name);
-    if (tagged?.isFile()) {
-      source = version;
-    } else if (untagged?.isFile() && Math.floor(untagged.mtimeMs / 1000) * 1000 === versionTime.getTime()) {
-      source = name;
-    }
-  }
-  if (!versions || source === undefined) throw new Error('version not found');
+  const { versions, source } = await sourceOf(context, name, versionTime, version);
   if (await context.folderFs.lstat(name)) throw new Error('file already exists');
   const from = versions.directory(parentOf(source));
   try {
@@ -89,4 +83,21 @@ export async function moveVersionBack(
   } finally {
     from.close();
   }
+}
+
+/**
+ * The version to restore: the regular file `version` of the versions, or else an untagged `name`
+ * there whose mtime, to the second, is `versionTime` (a trashcan copy); 'version not found' otherwise.
+ */
+async function sourceOf(context: VersionerContext, name: string, versionTime: Date, version: string) {
+  const versions = context.versions.existing();
+  if (versions) {
+    const tagged = await versions.lstat(version);
+    if (tagged?.isFile()) return { versions, source: version };
+    const untagged = await versions.lstat(name);
+    if (untagged?.isFile() && Math.floor(untagged.mtimeMs / 1000) * 1000 === versionTime.getTime()) {
+      return { versions, source: name };
+    }
+  }
+  throw new Error('version not found');
 }

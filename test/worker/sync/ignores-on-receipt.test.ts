@@ -5,10 +5,10 @@ import { join } from 'node:path';
 import t from 'tap';
 import { LOCAL } from '../../../worker/index-db/index-db.ts';
 import { folderNeed } from '../../../worker/sync/need.ts';
-import { PEER, pullPair as setup } from '../../helpers/pull-rig.ts';
+import { PEER, pullPair } from '../../helpers/pull-rig.ts';
 
 t.test('an ignored name is never created or changed by a pull, and is needed no more', async (t) => {
-  const { paths, db, announce, scanHere, pull, ignore } = await setup(
+  const { paths, db, announce, scanHere, pull, ignore } = await pullPair(
     t,
     { 'new.log': 'from the peer', 'mine.log': 'the peer’s version', 'a.txt': 'a', logs: { 'x.txt': 'x' } },
     { 'mine.log': 'my own, ignored here' },
@@ -31,7 +31,7 @@ t.test('an ignored name is never created or changed by a pull, and is needed no 
 });
 
 t.test('a directory deleted elsewhere stays while it holds what is ignored here', async (t) => {
-  const { paths, announce, scanHere, pull, ignore } = await setup(t, { d: { 'a.txt': 'a' } }, {});
+  const { paths, announce, scanHere, pull, ignore } = await pullPair(t, { d: { 'a.txt': 'a' } }, {});
   await announce();
   t.same((await pull()).problems, []);
   await scanHere();
@@ -58,7 +58,7 @@ t.test('a directory deleted elsewhere stays while it holds what is ignored here'
 });
 
 t.test('a directory deleted elsewhere stays while it holds what the index does not know', async (t) => {
-  const { paths, announce, scanHere, pull } = await setup(t, { d: { 'a.txt': 'a' } }, {});
+  const { paths, announce, scanHere, pull } = await pullPair(t, { d: { 'a.txt': 'a' } }, {});
   await announce();
   await pull();
   await scanHere();
@@ -72,7 +72,7 @@ t.test('a directory deleted elsewhere stays while it holds what the index does n
 });
 
 t.test('ignoring a file keeps its version; un-ignoring one that is not here brings it back', async (t) => {
-  const { paths, db, announce, scanHere, pull, ignore } = await setup(t, { 'a.txt': 'the peer’s a' }, {});
+  const { paths, db, announce, scanHere, pull, ignore } = await pullPair(t, { 'a.txt': 'the peer’s a' }, {});
   await announce();
   await pull();
   await scanHere();
@@ -101,7 +101,7 @@ t.test('ignoring a file keeps its version; un-ignoring one that is not here brin
 });
 
 t.test('un-ignoring a file that is here makes it a change of this device alone', async (t) => {
-  const { paths, db, announce, scanHere, pull, ignore } = await setup(t, { 'a.txt': 'the peer’s a' }, {});
+  const { paths, db, announce, scanHere, pull, ignore } = await pullPair(t, { 'a.txt': 'the peer’s a' }, {});
   await announce();
   await ignore(['a.txt']);
   await pull();
@@ -116,4 +116,21 @@ t.test('un-ignoring a file that is here makes it a change of this device alone',
     [9n],
     "only this device's counter: it meets the peer's version as a conflict",
   );
+});
+
+t.test('a deletable directory goes only if nothing below it must stay', async (t) => {
+  const { paths, announce, scanHere, pull, ignore } = await pullPair(t, { d: { 'a.txt': 'a' } }, {});
+  await announce();
+  await pull();
+  await scanHere();
+  await mkdir(join(paths.target, 'd', 'build'));
+  await writeFile(join(paths.target, 'd', 'build', 'out.o'), 'built');
+  // Not ignored (the first pattern that matches decides), and not scanned yet: the user's.
+  await writeFile(join(paths.target, 'd', 'build', 'keep.txt'), 'mine');
+  await ignore(['!d/build/keep.txt', '(?d)build']);
+  await rm(join(paths.source, 'd'), { recursive: true });
+  await announce();
+  const result = await pull();
+  t.match(result.problems, [{ name: 'd', error: /but contains changed files, scheduling scan$/ }]);
+  t.same((await readdir(join(paths.target, 'd', 'build'))).sort(), ['keep.txt', 'out.o'], 'nothing removed');
 });

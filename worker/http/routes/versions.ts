@@ -49,7 +49,7 @@ export async function versionRoutes(app: FastifyInstance, options: VersionRouteO
 
   app.get('/rest/folder/versions', async (request) => {
     const { versioner } = versionerOf(request);
-    if (versioner.type === 'external') throw restoreUnsupported();
+    if (versioner.type === 'external') throw restoreUnsupported('get versions');
     const versions = await versioner.versions();
     const answer: Record<string, Array<{ versionTime: string; modTime: string; size: number }>> = {};
     for (const [name, list] of Object.entries(versions)) answer[name] = list.map(shown);
@@ -58,7 +58,7 @@ export async function versionRoutes(app: FastifyInstance, options: VersionRouteO
 
   app.post('/rest/folder/versions', async (request) => {
     const { runner, versioner } = versionerOf(request);
-    if (versioner.type === 'external') throw restoreUnsupported();
+    if (versioner.type === 'external') throw restoreUnsupported('restore');
     const wanted = restoreRequest(request.body);
     const failures: Record<string, string> = {};
     const restored: string[] = [];
@@ -105,10 +105,10 @@ function restoreRequest(body: unknown): Array<[string, Date]> {
   });
 }
 
-function restoreUnsupported(): HttpError {
+function restoreUnsupported(operation: string): HttpError {
   return new HttpError(
     'SYNCD_ERR_NO_VERSIONING',
-    'external versioner: get versions: version restoration not supported with the current versioner',
+    `external versioner: ${operation}: version restoration not supported with the current versioner`,
   );
 }
 
