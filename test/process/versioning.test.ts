@@ -2,7 +2,7 @@
 // replace or delete, under the same names, listed in the same shape; a restore on syncd reaches
 // Syncthing. Every file is checked by SHA-256.
 import { createHash } from 'node:crypto';
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { call, startDevice } from '../helpers/service.ts';
@@ -133,3 +133,67 @@ t.test(
     );
   },
 );
+
+t.test('trashcan and external versioning act on what Syncthing replaces or deletes', { skip }, async (t) => {
+  const dir = t.testdir({
+    theirs: { t: { 'x.txt': 'x, first\n', 'y.txt': 'y, first\n' }, e: { 'z.txt': 'z, first\n' } },
+    ours: { t: {}, e: {} },
+    kept: {},
+    'keep.sh': '#!/bin/sh\nmv "$1/$2" "$3/"\n',
+  });
+  await chmod(join(dir, 'keep.sh'), 0o755);
+  for (const sub of ['t', 'e']) await mkdir(join(dir, 'theirs', sub, '.stfolder'));
+  const syncthing = await startSyncthing(t);
+  const device = await startDevice(t);
+  for (const id of ['t', 'e']) {
+    await shareFolder({
+      syncthing,
+      device,
+      folder: id,
+      theirs: join(dir, 'theirs', id),
+      mine: join(dir, 'ours', id),
+    });
+  }
+  await device.call('PATCH', '/rest/config/folders/t', {
+    versioning: { type: 'trashcan', params: { cleanoutDays: '0' } },
+  });
+  const command = `${join(dir, 'keep.sh')} %FOLDER_PATH% %FILE_PATH% ${join(dir, 'kept')}`;
+  await device.call('PATCH', '/rest/config/folders/e', {
+    versioning: { type: 'external', params: { command } },
+  });
+  const mine = (path: string) => join(dir, 'ours', path);
+  await pollUntil(
+    'y.txt and z.txt on syncd',
+    async () => {
+      await readFile(mine('t/y.txt'));
+      return readFile(mine('e/z.txt'));
+    },
+    60_000,
+  );
+
+  await writeFile(join(dir, 'theirs', 't', 'x.txt'), 'x, second\n');
+  await rm(join(dir, 'theirs', 't', 'y.txt'));
+  await writeFile(join(dir, 'theirs', 'e', 'z.txt'), 'z, second\n');
+  await syncthing.call('POST', '/rest/db/scan?folder=t');
+  await syncthing.call('POST', '/rest/db/scan?folder=e');
+  await pollUntil(
+    'the changes on syncd',
+    async () =>
+      (await readFile(mine('t/x.txt'), 'utf8')) === 'x, second\n' &&
+      (await readFile(mine('e/z.txt'), 'utf8')) === 'z, second\n' &&
+      (await readdir(mine('t'))).every((name) => name !== 'y.txt'),
+    60_000,
+  );
+  t.same(
+    await tree(mine('t/.stversions')),
+    { 'x.txt': sha('x, first\n'), 'y.txt': sha('y, first\n') },
+    'trashcan: the last version of each, untagged',
+  );
+  t.same(await tree(join(dir, 'kept')), { 'z.txt': sha('z, first\n') }, 'external: the command moved it');
+  t.same(Object.keys((await device.call('GET', '/rest/folder/versions?folder=t')) as object).sort(), [
+    'x.txt',
+    'y.txt',
+  ]);
+  const external = await call(device.syncd, 'GET', '/rest/folder/versions?folder=e');
+  t.match([external.status, external.body], [409, { message: /version restoration not supported/ }]);
+});

@@ -665,7 +665,8 @@ async function deleteDirectory(
           ignored = true;
         } else {
           const record = options.db.file(id, child);
-          if (!record || record.deleted) unknown = true;
+          // Not known, or not as the index knows it (a change not scanned yet): scanned first.
+          if (!record || record.deleted || !matches(stats, record)) unknown = true;
           else known = true;
           if (stats.isDirectory()) below.push(child);
         }

@@ -134,3 +134,24 @@ t.test('a deletable directory goes only if nothing below it must stay', async (t
   t.match(result.problems, [{ name: 'd', error: /but contains changed files, scheduling scan$/ }]);
   t.same((await readdir(join(paths.target, 'd', 'build'))).sort(), ['keep.txt', 'out.o'], 'nothing removed');
 });
+
+t.test('a directory deleted elsewhere holding a file changed here is scanned, and kept', async (t) => {
+  const { paths, announce, scanHere, pull } = await pullPair(t, { d: { 'a.txt': 'a' } }, {});
+  await announce();
+  await pull();
+  await scanHere();
+  await writeFile(join(paths.target, 'd', 'a.txt'), 'changed here, not scanned yet');
+  await rm(join(paths.source, 'd'), { recursive: true });
+  await announce();
+  const result = await pull();
+  t.match(
+    result.problems,
+    [
+      { name: 'd/a.txt', error: /changed on disk since it was last scanned; scheduling scan/ },
+      { name: 'd', error: /but contains changed files, scheduling scan$/ },
+    ],
+    'both scanned first',
+  );
+  t.same(result.toScan.sort(), ['d', 'd/a.txt']);
+  t.equal(await readFile(join(paths.target, 'd', 'a.txt'), 'utf8'), 'changed here, not scanned yet');
+});
