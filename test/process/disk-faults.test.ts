@@ -121,6 +121,17 @@ t.test(
       'in Syncthing’s words',
     );
     t.equal((await call(syncd, 'GET', '/rest/system/ping')).status, 200, 'REST answers');
+    // It looks again every 10 s, staying in its error state meanwhile.
+    type Event = { id: number; type: string; data: { folder?: string } };
+    const events = () => api<Event[]>(syncd, 'GET', '/rest/events?since=0&timeout=0');
+    const since = (await events()).at(-1)?.id ?? 0;
+    await new Promise((resolve) => setTimeout(resolve, 12_000));
+    t.same(
+      (await events()).filter((event) => event.id > since && event.type === 'StateChanged'),
+      [],
+      'no state change while it waits for space',
+    );
+    t.equal((await folderStatus(syncd, 'h')).state, 'error', 'still in error while the disk is full');
 
     await rm(join(home, 'fill'));
     await pollUntil('b.txt on syncd', () => readFile(join(mine, 'b.txt'), 'utf8'), 90_000);

@@ -298,7 +298,11 @@ export class FolderRunner {
       if (!subs || subs.length === 0 || subs.includes('')) wanted.subs = 'all';
       else if (wanted.subs !== 'all') for (const sub of subs) wanted.subs.add(sub);
       wanted.waiters.push(resolve);
-      if (this.#state === 'idle' || this.#state === 'error') this.#setState('scan-waiting');
+      // A folder that cannot go on is looked at again without leaving its error state meanwhile: no
+      // pair of events every 10 s while it waits for space.
+      if (this.#state === 'idle' || (this.#state === 'error' && !this.#unhealthy)) {
+        this.#setState('scan-waiting');
+      }
       this.#running ??= this.#run();
     });
   }
