@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import t from 'tap';
 import { commandHelp } from '../scripts/cli/usage.ts';
 import { settingSpecs } from '../shared/settings.ts';
@@ -7,8 +7,17 @@ import { EventLog } from '../worker/events/event-log.ts';
 import { appOptions } from './helpers/app.ts';
 import { localConfig } from './helpers/config.ts';
 
-// "A feature without its line in the README is not finished": these fail when one is missing.
-const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8');
+// "A feature without its docs is not finished": these fail when one is missing from the README and
+// the pages of docs/ (read together as one text).
+const docs = new URL('../docs/', import.meta.url);
+const readme = [
+  await readFile(new URL('../README.md', import.meta.url), 'utf8'),
+  ...(await Promise.all(
+    (await readdir(docs))
+      .filter((name) => name.endsWith('.md'))
+      .map((name) => readFile(new URL(name, docs), 'utf8')),
+  )),
+].join('\n');
 
 t.test('every setting is in the README, flag and environment variable', async (t) => {
   for (const spec of Object.values(settingSpecs)) {

@@ -1,5 +1,5 @@
-// The README's tap example, run as a new user runs it: syncd packed as a tarball and installed into a
-// fresh project of its own, with the package.json setting the README gives, and tap in that project.
+// The tap example of docs/cli-and-client.md, run as a new user runs it: syncd packed as a tarball and installed into a
+// fresh project of its own, with the package.json setting it gives, and tap in that project.
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,7 +12,7 @@ import { localPrebuilds } from '../helpers/prebuilds.ts';
 const run = promisify(execFile);
 
 const root = packageRoot;
-const readme = await readFile(join(root, 'README.md'), 'utf8');
+const readme = await readFile(join(root, 'docs', 'cli-and-client.md'), 'utf8');
 const section = readme.slice(readme.indexOf('## A harness for integration tests'));
 const example = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
 const config = /```json\n([\s\S]*?)```/.exec(section)?.[1];
