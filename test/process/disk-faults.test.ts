@@ -6,6 +6,7 @@ import { mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
+import { fileTree } from '../helpers/file-tree.ts';
 import t, { type Test } from 'tap';
 import { api, call, startService } from '../helpers/service.ts';
 import { hasSyncthing, NO_SYNCTHING, pollUntil, startSyncthing } from '../helpers/syncthing.ts';
@@ -34,18 +35,8 @@ async function fill(path: string): Promise<void> {
 }
 
 /** Every file under `root` but the folder's own and temporaries, with its SHA-256 (first 12 digits). */
-async function tree(root: string): Promise<Record<string, string>> {
-  const files: Record<string, string> = {};
-  for (const entry of await readdir(root, { recursive: true, withFileTypes: true })) {
-    const name = join(entry.parentPath, entry.name).slice(root.length + 1);
-    if (!entry.isFile() || name.startsWith('.st') || entry.name.startsWith('.syncthing.')) continue;
-    files[name] = createHash('sha256')
-      .update(await readFile(join(root, name)))
-      .digest('hex')
-      .slice(0, 12);
-  }
-  return files;
-}
+const tree = (root: string) =>
+  fileTree(root, (name) => name.startsWith('.st') || /(^|\/)\.syncthing\./.test(name));
 
 /** syncd on `home`, and a Syncthing, sharing folder `id`: `mine` on syncd (with `folder` settings), `theirs`. */
 async function paired(

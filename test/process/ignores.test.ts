@@ -1,9 +1,9 @@
 // A folder whose .stignore on syncd hides paths that Syncthing has, changes and deletes: syncd never
 // touches them, and both sides count the folder complete (Syncthing's rules: folder_sendrecv.go
 // processNeeded, deleteDirOnDisk). Every file on both sides is checked by its SHA-256.
-import { createHash } from 'node:crypto';
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileTree, sha } from '../helpers/file-tree.ts';
 import t from 'tap';
 import { startDevice } from '../helpers/service.ts';
 import { hasSyncthing, NO_SYNCTHING, pollUntil, shareFolder, startSyncthing } from '../helpers/syncthing.ts';
@@ -11,20 +11,7 @@ import { hasSyncthing, NO_SYNCTHING, pollUntil, shareFolder, startSyncthing } fr
 const skip = hasSyncthing ? false : NO_SYNCTHING;
 
 /** Every file under `root` (but the marker and .stignore) with the SHA-256 of its content. */
-async function tree(root: string): Promise<Record<string, string>> {
-  const files: Record<string, string> = {};
-  for (const entry of await readdir(root, { recursive: true, withFileTypes: true })) {
-    if (!entry.isFile()) continue;
-    const name = join(entry.parentPath, entry.name).slice(root.length + 1);
-    if (name.startsWith('.stfolder') || name === '.stignore') continue;
-    files[name] = createHash('sha256')
-      .update(await readFile(join(root, name)))
-      .digest('hex')
-      .slice(0, 12);
-  }
-  return files;
-}
-const sha = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 12);
+const tree = (root: string) => fileTree(root, (name) => name.startsWith('.stfolder') || name === '.stignore');
 
 t.test(
   'syncd never creates, changes or deletes what it ignores, and both sides reach 100 %',

@@ -1,25 +1,17 @@
 // File versioning beside a real Syncthing with the same versioning: each keeps what the other's changes
 // replace or delete, under the same names, listed in the same shape; a restore on syncd reaches
 // Syncthing. Every file is checked by SHA-256.
-import { createHash } from 'node:crypto';
 import { chmod, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileTree, sha } from '../helpers/file-tree.ts';
 import t from 'tap';
 import { call, startDevice } from '../helpers/service.ts';
 import { hasSyncthing, NO_SYNCTHING, pollUntil, shareFolder, startSyncthing } from '../helpers/syncthing.ts';
 
 const skip = hasSyncthing ? false : NO_SYNCTHING;
-const sha = (content: string | Buffer) => createHash('sha256').update(content).digest('hex').slice(0, 12);
 
 /** Every file under `root` (the marker left out), `.stversions` included, by SHA-256. */
-async function tree(root: string): Promise<Record<string, string>> {
-  const files: Record<string, string> = {};
-  for (const entry of await readdir(root, { recursive: true, withFileTypes: true })) {
-    const name = join(entry.parentPath, entry.name).slice(root.length + 1);
-    if (entry.isFile() && !name.startsWith('.stfolder')) files[name] = sha(await readFile(join(root, name)));
-  }
-  return files;
-}
+const tree = (root: string) => fileTree(root, (name) => name.startsWith('.stfolder'));
 const TAG = '\\d{8}-\\d{6}';
 
 t.test(
