@@ -153,16 +153,36 @@ t.test(
     await pollUntil('small.txt on syncd', () => readFile(join(mine, 'small.txt'), 'utf8'), 60_000);
     await pollUntil('the pull error', async () => (await folderStatus(syncd, 'full')).pullErrors > 0, 60_000);
 
-    // Tries of big.bin in 12 s: retries 3, 3 and 6 s apart, each after as long as the try took; its own
-    // writes, seen by the watcher, wake no scan and no pull.
-    type Event = { id: number; type: string; data: { item?: string } };
-    const events = () => api<Event[]>(syncd, 'GET', '/rest/events?since=0&timeout=0');
-    const since = (await events()).at(-1)?.id ?? 0;
-    await new Promise((resolve) => setTimeout(resolve, 12_000));
-    const tries = (await events()).filter(
-      (event) => event.id > since && event.type === 'ItemStarted' && event.data.item === 'big.bin',
-    ).length;
-    t.ok(tries >= 2 && tries <= 4, `big.bin tried ${tries} times in 12 s`);
+    // Its next tries: each starts the pause (3 s, then 3 s again) after the last one failed, plus as long
+    // as that pull took; its own writes, seen by the watcher, wake no scan and no pull sooner. Measured by
+    // the events' own times, so that a slow machine only makes the wait longer.
+    type Event = { id: number; type: string; time: string; data: { item?: string; error?: string | null } };
+    const bigEvents = async () =>
+      (await api<Event[]>(syncd, 'GET', '/rest/events?since=0&timeout=0')).filter(
+        (event) =>
+          event.data.item === 'big.bin' && (event.type === 'ItemStarted' || event.type === 'ItemFinished'),
+      );
+    const seen = await pollUntil(
+      'three tries of big.bin',
+      async () => {
+        const list = await bigEvents();
+        return list.filter((event) => event.type === 'ItemStarted').length >= 3 && list;
+      },
+      120_000,
+    );
+    const gaps: number[] = [];
+    for (let i = 1; i < seen.length; i++) {
+      const [before, after] = [seen[i - 1]!, seen[i]!];
+      if (before.type === 'ItemFinished' && after.type === 'ItemStarted') {
+        t.ok(before.data.error, `try ${gaps.length + 1} failed: ${before.data.error}`);
+        gaps.push(Date.parse(after.time) - Date.parse(before.time));
+      }
+    }
+    t.ok(gaps.length >= 2, `${gaps.length} retries seen`);
+    t.ok(
+      gaps.slice(0, 2).every((gap) => gap >= 2_900),
+      `each retry at least the 3 s pause after the failure (${gaps.join(', ')} ms)`,
+    );
 
     await execa('mount', ['-o', 'remount,size=32m', disk]);
     await pollUntil(
