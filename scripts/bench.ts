@@ -1,11 +1,13 @@
 // `npm run bench`: measures syncd against its targets and, when it is installed, Syncthing in the same
-// run, and prints a markdown report for BENCHMARKS.md. Not part of `npm test`: on shared machines the
-// absolute figures move from run to run, so compare the ratios taken in one run.
+// run; each suite that ran replaces its table in BENCHMARKS.md (scripts/bench/report-file.ts) and is
+// printed. Not part of `npm test`: on shared machines the absolute figures move from run to run, so
+// compare the ratios taken in one run.
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { cpus, tmpdir, totalmem } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { packageRoot } from '../shared/paths.ts';
 import {
   emptyNodeRss,
   endurance,
@@ -19,6 +21,8 @@ import {
   throughput,
   untilPong,
 } from './bench/measure.ts';
+import { checkSections, writeSections } from './bench/report-file.ts';
+import { type Measure, sectionTable, thisRun } from './bench/report-table.ts';
 import { makeTree, type ScanFigures, scanBench, warm } from './bench/scan.ts';
 import {
   bareNode,
@@ -33,7 +37,8 @@ import {
   type Target,
 } from './bench/targets.ts';
 
-const { values } = parseArgs({
+const { values, tokens } = parseArgs({
+  tokens: true,
   options: {
     restarts: { type: 'string', default: '20' },
     runs: { type: 'string', default: '5' },
@@ -59,19 +64,83 @@ const { values } = parseArgs({
     control: { type: 'boolean', default: false },
     // What hostile devices cost the worker (memory, pings), alone: `npm run bench -- --hostile`.
     hostile: { type: 'boolean', default: false },
+    // Where the suites' tables go: BENCHMARKS.md by default, `-` for nowhere (printed only).
+    report: { type: 'string' },
   },
 });
+
+// The suites, each with its section in BENCHMARKS.md; a run without a suite's flag runs the control
+// plane, scan, connect and sync.
+const SUITES = {
+  control: 'Control plane',
+  scan: 'Indexing',
+  connect: 'Connecting',
+  sync: 'Moving a folder between devices',
+  'sync-memory': 'A file larger than the memory syncd has',
+  hostile: 'Hostile devices',
+  endurance: 'Endurance',
+} as const;
+type Suite = keyof typeof SUITES;
+
+// A --quick run is too rough to stand for a suite's figures: it writes only where --report says.
+const reportFile =
+  values.report === '-'
+    ? undefined
+    : (values.report ?? (values.quick ? undefined : join(packageRoot, 'BENCHMARKS.md')));
+// Refused before hours of measuring, not after.
+if (reportFile) await checkSections(reportFile);
+const measured = new Map<Suite, Measure[]>();
+const row = (suite: Suite, measure: Measure) => {
+  const list = measured.get(suite) ?? [];
+  list.push(measure);
+  measured.set(suite, list);
+};
+
+/** Prints each suite's table and writes it into its section of the report file. */
+async function report(syncthingUsed?: string): Promise<void> {
+  // The command as it was given, less where its report went.
+  const args = tokens.flatMap((token) =>
+    token.kind === 'option' && token.name !== 'report'
+      ? [token.rawName, ...(token.value === undefined ? [] : [token.value])]
+      : [],
+  );
+  const run = thisRun(args, syncthingUsed);
+  const sections = [...measured].map(([suite, measures]) => ({
+    suite,
+    title: SUITES[suite],
+    body: sectionTable(run, measures),
+  }));
+  for (const { title, body } of sections) process.stdout.write(`## ${title}\n\n${body}\n\n`);
+  if (sections.length === 0) {
+    process.stderr.write('nothing measured: the suite needs syncthing on the PATH\n');
+    return;
+  }
+  if (!reportFile) {
+    process.stderr.write(
+      `not written into BENCHMARKS.md (${values.quick ? 'a --quick run' : '--report -'})\n`,
+    );
+    return;
+  }
+  await writeSections(reportFile, sections);
+  process.stderr.write(`wrote ${sections.map((section) => section.suite).join(', ')} into ${reportFile}\n`);
+}
 
 if (values.endurance) {
   const count = Number(values.endurance);
   const started = performance.now();
   const result = await endurance(syncd, count);
   const seconds = ((performance.now() - started) / 1000).toFixed(0);
-  process.stdout.write(
-    `${result.done} of ${count} API restarts in a row in ${seconds} s; afterwards the service is ${result.up ? 'up' : 'DOWN'}, ` +
-      `counting ${result.restarts} restarts and ${result.crashes} crashes\n`,
-  );
-  process.exit(result.up && result.done === count ? 0 : 1);
+  const survived = result.up && result.done === count && result.crashes === 0;
+  row('endurance', {
+    measure: `${count} API restarts in a row, then the service's state`,
+    figure:
+      `${result.done} of ${count} in ${seconds} s; ${result.up ? 'up' : 'DOWN'}, ` +
+      `${result.restarts} restarts and ${result.crashes} crashes counted`,
+    target: 'every restart, the service up, no crash',
+    met: survived,
+  });
+  await report();
+  process.exit(survived ? 0 : 1);
 }
 if (values['service-gap']) {
   const gaps = (await serviceGap(Number(values['service-gap']))).sort((a, b) => a - b);
@@ -91,17 +160,27 @@ const rounds = quick ? 1 : Number(values.rounds);
 // Syncthing's monitor gives up for good after 4 starts within 60 s, restarts asked for included.
 const SYNCTHING_RESTARTS = 3;
 
-const rows: string[][] = [];
-const row = (what: string, figures: Record<string, string>, target: string, verdict: string) =>
-  rows.push([what, figures.syncd ?? '', figures.syncthing ?? '–', figures.ratio ?? '', target, verdict]);
+const syncthingVersion = withSyncthing
+  ? execFileSync('syncthing', ['--version'], { encoding: 'utf8' }).split(' (')[0]
+  : undefined;
 const fmt = (n: number, digits = 0) => n.toFixed(digits);
 const ratio = (a: number, b: number | undefined) => (b ? `${fmt(a / b, 2)}×` : '');
-const verdict = (ok: boolean, miss: string) => (ok ? 'met' : `missed: ${miss}`);
 /** syncd's figure beside Syncthing's, when there is one, and their ratio. */
 const compare = (ours: number, theirs: number | undefined, digits = 0) => ({
-  syncd: fmt(ours, digits),
-  syncthing: theirs === undefined ? '–' : fmt(theirs, digits),
+  figure: fmt(ours, digits),
+  reference:
+    theirs === undefined ? (withSyncthing ? '–' : 'no Syncthing') : `Syncthing ${fmt(theirs, digits)}`,
   ratio: ratio(ours, theirs),
+});
+/** The target `≤ Syncthing` (`≥` with `atLeast`), judged only when Syncthing was measured. */
+const againstSyncthing = (ours: number, theirs: number | undefined, atLeast = false) => ({
+  target: atLeast ? '≥ Syncthing' : '≤ Syncthing',
+  met: theirs === undefined ? undefined : atLeast ? ours >= theirs : ours <= theirs,
+});
+/** Two figures of one kind, `largest / after`, syncd's and Syncthing's. */
+const pair = (ours: [number?, number?], theirs: [number?, number?] | undefined) => ({
+  figure: `${fmt(ours[0] ?? 0)} / ${fmt(ours[1] ?? 0)}`,
+  reference: theirs ? `Syncthing ${fmt(theirs[0] ?? 0)} / ${fmt(theirs[1] ?? 0)}` : '–',
 });
 
 // 6. Indexing a tree from scratch, and rescanning it unchanged (see scripts/bench/scan.ts).
@@ -129,32 +208,20 @@ async function scanRows(): Promise<void> {
     const mib = fmt(tree.bytes / 2 ** 20);
     const runsOf = (name: string) => each[name]?.map((figure) => fmt(figure.initialMs)).join(', ');
     log(`from scratch (ms): syncd ${runsOf('syncd')}; Syncthing ${runsOf('syncthing') ?? '–'}`);
-    row(
-      `index ${tree.files} files, ${mib} MiB, from scratch, page cache warm, median of ${scanRounds} (ms)`,
-      compare(ours.initialMs, theirs?.initialMs),
-      '≤ Syncthing',
-      theirs
-        ? verdict(ours.initialMs <= theirs.initialMs, `${fmt(ours.initialMs / theirs.initialMs, 2)}×`)
-        : 'no Syncthing to compare',
-    );
-    row(
-      `rescan with nothing changed, median of ${scanRounds} rounds' medians of 3 (ms)`,
-      compare(ours.rescanMs, theirs?.rescanMs, 1),
-      '≤ Syncthing',
-      theirs
-        ? verdict(ours.rescanMs <= theirs.rescanMs, `${fmt(ours.rescanMs / theirs.rescanMs, 2)}×`)
-        : 'no Syncthing to compare',
-    );
-    row(
-      'worker RSS during that scan, largest / after (MB; Syncthing: Go sys)',
-      {
-        syncd: `${fmt(ours.peakRssMb ?? 0)} / ${fmt(ours.afterRssMb ?? 0)}`,
-        syncthing: theirs ? `${fmt(theirs.peakRssMb ?? 0)} / ${fmt(theirs.afterRssMb ?? 0)}` : '–',
-        ratio: '',
-      },
-      '',
-      '',
-    );
+    row('scan', {
+      measure: `index ${tree.files} files, ${mib} MiB, from scratch, page cache warm, median of ${scanRounds} (ms)`,
+      ...compare(ours.initialMs, theirs?.initialMs),
+      ...againstSyncthing(ours.initialMs, theirs?.initialMs),
+    });
+    row('scan', {
+      measure: `rescan with nothing changed, median of ${scanRounds} rounds' medians of 3 (ms)`,
+      ...compare(ours.rescanMs, theirs?.rescanMs, 1),
+      ...againstSyncthing(ours.rescanMs, theirs?.rescanMs),
+    });
+    row('scan', {
+      measure: 'worker RSS during that scan, largest / after (MB; Syncthing: Go sys)',
+      ...pair([ours.peakRssMb, ours.afterRssMb], theirs && [theirs.peakRssMb, theirs.afterRssMb]),
+    });
   } finally {
     await tree.remove();
   }
@@ -170,17 +237,14 @@ async function scanRows(): Promise<void> {
     }
     const ours = figures.syncd as ScanFigures;
     const theirs = figures.syncthing;
-    row(`index ${many} files of 4 KiB from scratch (ms)`, compare(ours.initialMs, theirs?.initialMs), '', '');
-    row(
-      `worker RSS while indexing ${many} files, largest / after (MB; Syncthing: Go sys)`,
-      {
-        syncd: `${fmt(ours.peakRssMb ?? 0)} / ${fmt(ours.afterRssMb ?? 0)}`,
-        syncthing: theirs ? `${fmt(theirs.peakRssMb ?? 0)} / ${fmt(theirs.afterRssMb ?? 0)}` : '–',
-        ratio: '',
-      },
-      'bounded',
-      '',
-    );
+    row('scan', {
+      measure: `index ${many} files of 4 KiB from scratch (ms)`,
+      ...compare(ours.initialMs, theirs?.initialMs),
+    });
+    row('scan', {
+      measure: `worker RSS while indexing ${many} files, largest / after (MB; Syncthing: Go sys)`,
+      ...pair([ours.peakRssMb, ours.afterRssMb], theirs && [theirs.peakRssMb, theirs.afterRssMb]),
+    });
   } finally {
     await big.remove();
   }
@@ -207,13 +271,13 @@ async function connectRows(): Promise<void> {
   log(`device added to connected, ${connectRounds} rounds each`);
   const { connectBench } = await import('./bench/connect.ts');
   const times = await connectBench(connectRounds);
-  const [ours, theirs] = [median(times.syncd), median(times.syncthing)];
-  row(
-    `a device added to it connected, median of ${connectRounds} (ms)`,
-    compare(ours, theirs),
-    '',
-    `syncd ${times.syncd.map((ms) => fmt(ms)).join(', ')}; Syncthing ${times.syncthing.map((ms) => fmt(ms)).join(', ')}`,
+  log(
+    `runs (ms): syncd ${times.syncd.map((ms) => fmt(ms)).join(', ')}; Syncthing ${times.syncthing.map((ms) => fmt(ms)).join(', ')}`,
   );
+  row('connect', {
+    measure: `a device added to it connected, median of ${connectRounds} (ms)`,
+    ...compare(median(times.syncd), median(times.syncthing)),
+  });
 }
 
 // 8. Moving a folder between devices (see scripts/bench/sync.ts).
@@ -226,25 +290,21 @@ async function syncRows(): Promise<void> {
     const { syncBench } = await import('./bench/sync.ts');
     const times = await syncBench(tree, quick ? 1 : 5);
     const what = `${tree.files} files, ${fmt(tree.bytes / 2 ** 20)} MiB, median of ${times.runs.toSyncd.length}`;
-    process.stderr.write(`runs (ms): ${JSON.stringify(times.runs)}\n`);
-    row(
-      `${what}, Syncthing to syncd (ms; Syncthing: to Syncthing)`,
-      compare(times.toSyncd, times.syncthing),
-      '≤ Syncthing',
-      verdict(times.toSyncd <= times.syncthing, `${fmt(times.toSyncd / times.syncthing, 2)}×`),
-    );
-    row(
-      `${what}, syncd to Syncthing (ms; Syncthing: to Syncthing)`,
-      compare(times.fromSyncd, times.syncthing),
-      '≤ Syncthing',
-      verdict(times.fromSyncd <= times.syncthing, `${fmt(times.fromSyncd / times.syncthing, 2)}×`),
-    );
-    row(
-      "syncd's worker RSS while it pulled, largest (MB)",
-      { syncd: fmt(times.pullRssMb), syncthing: '–', ratio: '' },
-      'bounded',
-      '',
-    );
+    log(`runs (ms): ${JSON.stringify(times.runs)}`);
+    row('sync', {
+      measure: `${what}, Syncthing to syncd (ms; Syncthing: to Syncthing)`,
+      ...compare(times.toSyncd, times.syncthing),
+      ...againstSyncthing(times.toSyncd, times.syncthing),
+    });
+    row('sync', {
+      measure: `${what}, syncd to Syncthing (ms; Syncthing: to Syncthing)`,
+      ...compare(times.fromSyncd, times.syncthing),
+      ...againstSyncthing(times.fromSyncd, times.syncthing),
+    });
+    row('sync', {
+      measure: "syncd's worker RSS while it pulled, largest (MB)",
+      figure: fmt(times.pullRssMb),
+    });
   } finally {
     await tree.remove();
   }
@@ -262,7 +322,7 @@ async function syncMemoryRows(): Promise<void> {
   try {
     const { memoryBench } = await import('./bench/sync.ts');
     const figures = await memoryBench(tree, limitMiB);
-    process.stderr.write(`${JSON.stringify(figures)}\n`);
+    log(JSON.stringify(figures));
     const limit =
       figures.limitMiB === undefined ? 'no memory cgroup, no limit' : `limit ${figures.limitMiB} MiB`;
     const survived = figures.oomKills === 0 && !figures.workerReplaced && figures.intact;
@@ -274,12 +334,12 @@ async function syncMemoryRows(): Promise<void> {
       ['the same file, syncd to Syncthing', figures.fromSyncdMs, figures.serveRssMb],
     ] as const;
     for (const [what, ms, rssMb] of directions) {
-      row(
-        `${what} (${limit}): time (ms), worker's largest RSS (MB)`,
-        { syncd: `${fmt(ms)}, ${fmt(rssMb)} MB`, syncthing: '–', ratio: '' },
-        'bounded',
-        `${survived ? 'met' : 'missed'}: ${outcome}`,
-      );
+      row('sync-memory', {
+        measure: `${what} (${limit}): time (ms), worker's largest RSS (MB)`,
+        figure: `${fmt(ms)}, ${fmt(rssMb)} MB; ${outcome}`,
+        target: 'nothing killed, the same worker, the copies intact',
+        met: survived,
+      });
     }
   } finally {
     await tree.remove();
@@ -288,31 +348,22 @@ async function syncMemoryRows(): Promise<void> {
 
 if (values.hostile) {
   const { hostileBench } = await import('./bench/hostile.ts');
-  process.stdout.write(`${(await hostileBench(log)).join('\n')}\n`);
+  for (const measure of await hostileBench(log)) row('hostile', measure);
+  await report();
   process.exit(0);
 }
 
-if (values['sync-memory']) {
-  await syncMemoryRows();
-  process.stdout.write(`${rows.map((cells) => `| ${cells.join(' | ')} |`).join('\n')}\n`);
-  process.exit(0);
-}
-
-if (values.sync) {
-  await syncRows();
-  process.stdout.write(`${rows.map((cells) => `| ${cells.join(' | ')} |`).join('\n')}\n`);
-  process.exit(0);
-}
-
-if (values.connect) {
-  await connectRows();
-  process.stdout.write(`${rows.map((cells) => `| ${cells.join(' | ')} |`).join('\n')}\n`);
-  process.exit(0);
-}
-
-if (values.scan) {
-  await scanRows();
-  process.stdout.write(`${rows.map((cells) => `| ${cells.join(' | ')} |`).join('\n')}\n`);
+// The suites that run alone.
+const alone = [
+  ['sync-memory', syncMemoryRows],
+  ['sync', syncRows],
+  ['connect', connectRows],
+  ['scan', scanRows],
+] as const;
+for (const [flag, rows] of alone) {
+  if (!values[flag]) continue;
+  await rows();
+  await report(syncthingVersion);
   process.exit(0);
 }
 
@@ -344,39 +395,36 @@ try {
   await rm(keptHome, { recursive: true, force: true });
 }
 const floor = start[handoffLimit.name]!;
-const startRow = (what: string, ours: number, theirs: number, goal: number, reference: string) =>
-  row(
-    what,
-    { syncd: fmt(ours), syncthing: `${reference} ${fmt(theirs)}`, ratio: ratio(ours, theirs) },
-    `≤ ${goal}× the prototype`,
-    verdict(ours <= goal * theirs, `${fmt(ours / theirs, 2)}×`),
-  );
-row(
-  `\`syncd serve\` to first pong, new home, median of ${runs} (ms)`,
-  compare(start.syncd!, start.syncthing),
-  '',
-  '',
-);
+const startRow = (measure: string, ours: number, theirs: number, goal: number) =>
+  row('control', {
+    measure,
+    figure: fmt(ours),
+    reference: `prototype ${fmt(theirs)}`,
+    ratio: ratio(ours, theirs),
+    target: `≤ ${goal}× the prototype`,
+    met: ours <= goal * theirs,
+  });
+row('control', {
+  measure: `\`syncd serve\` to first pong, new home, median of ${runs} (ms)`,
+  ...compare(start.syncd!, start.syncthing),
+});
 startRow(
   `\`syncd serve\` to first pong against the handoff prototype, new home (ms)`,
   start.syncd!,
   floor,
   1.3,
-  'prototype',
 );
 startRow(
   '`syncd serve` to first pong against the handoff prototype, home used before (ms)',
   start['syncd, home used before']!,
   floor,
   1.3,
-  'prototype',
 );
 startRow(
   '`npm start` to first pong against the prototype through `npm start` (ms)',
   start[syncdViaNpm.name]!,
   start[handoffLimitViaNpm.name]!,
   1.15,
-  'prototype',
 );
 
 // 2. Restarts under load.
@@ -387,35 +435,36 @@ if (withSyncthing) {
   log(`${SYNCTHING_RESTARTS} restarts under load: syncthing`);
   theirs = await restartsUnderLoad(syncthing, SYNCTHING_RESTARTS);
 }
-const pingsOf = (r: typeof ours | undefined) => (r ? `${r.failed} of ${r.pings}` : '–');
-row(
-  `failed pings across restarts (syncd ${ours.restarts}, Syncthing ${theirs?.restarts ?? 0})`,
-  { syncd: pingsOf(ours), syncthing: theirs ? `${pingsOf(theirs)} (${theirs.failures.join(', ')})` : '–' },
-  '0',
-  verdict(ours.failed === 0 && ours.survived, `${ours.failed} failed (${ours.failures.join(', ')})`),
-);
-row(
-  'worst answered ping during restarts (ms)',
-  compare(ours.worstMs, theirs?.worstMs),
-  '≤ 200',
-  verdict(ours.worstMs <= 200, `${fmt(ours.worstMs - 200)} ms over`),
-);
-row('99th-percentile answered ping during restarts (ms)', compare(ours.p99Ms, theirs?.p99Ms, 1), '', '');
-row(
-  'restart request to the new process answering, median (ms)',
-  compare(ours.restartToPongMs, theirs?.restartToPongMs),
-  '',
-  '',
-);
+const pingsOf = (r: typeof ours) => `${r.failed} of ${r.pings}`;
+if (ours.failures.length > 0) log(`syncd's failed pings: ${ours.failures.join(', ')}`);
+row('control', {
+  measure: `failed pings across restarts (syncd ${ours.restarts}, Syncthing ${theirs?.restarts ?? 0})`,
+  figure: pingsOf(ours),
+  reference: theirs ? `Syncthing ${pingsOf(theirs)} (${theirs.failures.join(', ')})` : '–',
+  target: '0',
+  met: ours.failed === 0 && ours.survived,
+});
+row('control', {
+  measure: 'worst answered ping during restarts (ms)',
+  ...compare(ours.worstMs, theirs?.worstMs),
+  target: '≤ 200',
+  met: ours.worstMs <= 200,
+});
+row('control', {
+  measure: '99th-percentile answered ping during restarts (ms)',
+  ...compare(ours.p99Ms, theirs?.p99Ms, 1),
+});
+row('control', {
+  measure: 'restart request to the new process answering, median (ms)',
+  ...compare(ours.restartToPongMs, theirs?.restartToPongMs),
+});
 
 log(`${restarts} restarts: the service's handover`);
 const gaps = (await serviceGap(restarts)).sort((x, y) => x - y);
-row(
-  `no worker holds the service during a restart, median and max of ${restarts} (ms)`,
-  { syncd: `${median(gaps)}, ${gaps.at(-1)}`, syncthing: '–', ratio: '' },
-  '',
-  '',
-);
+row('control', {
+  measure: `no worker holds the service during a restart, median and max of ${restarts} (ms)`,
+  figure: `${median(gaps)}, ${gaps.at(-1)}`,
+});
 
 // 3. Shutdown of an idle service to process exit.
 const stop: Record<string, number> = {};
@@ -425,12 +474,12 @@ for (const service of services) {
   for (let i = 0; i < runs; i++) times.push(await shutdownToExit(service));
   stop[service.name] = median(times);
 }
-row(
-  `shutdown request to exit, idle, median of ${runs} (ms)`,
-  compare(stop.syncd!, stop.syncthing),
-  '≤ 150',
-  verdict(stop.syncd! <= 150, `${fmt(stop.syncd! - 150)} ms over`),
-);
+row('control', {
+  measure: `shutdown request to exit, idle, median of ${runs} (ms)`,
+  ...compare(stop.syncd!, stop.syncthing),
+  target: '≤ 150',
+  met: stop.syncd! <= 150,
+});
 
 // 4. Ping throughput, every server up at once and measured in turns, so that each round sees the same machine.
 const servers = [...services, bareNode, directApp, handoffLimit, heldLimit];
@@ -462,55 +511,44 @@ for (let round = 0; round < rounds; round++) {
 await Promise.all(running.map((r) => r.stop()));
 const tput = Object.fromEntries(Object.entries(rps).map(([name, values]) => [name, median(values)]));
 const ofBare = tput.syncd! / tput['node:http']!;
-row(
-  `keep-alive pings, ${tool}, ${seconds} s, median of ${rounds} (requests/s)`,
-  compare(tput.syncd!, tput.syncthing),
-  '≥ Syncthing',
-  withSyncthing
-    ? verdict(tput.syncd! >= tput.syncthing!, `${fmt(tput.syncd! / tput.syncthing!, 2)}×`)
-    : 'no Syncthing to compare',
-);
-row(
-  'keep-alive pings against a bare node:http server answering the same bytes',
-  { syncd: fmt(tput.syncd!), syncthing: `node:http ${fmt(tput['node:http']!)}`, ratio: `${fmt(ofBare, 2)}×` },
-  '≥ 0.9×',
-  verdict(ofBare >= 0.9, `${fmt(ofBare, 2)}×`),
-);
-row(
-  'keep-alive pings of the same app listening itself, without the handoff',
-  {
-    syncd: fmt(tput.syncd!),
-    syncthing: `direct ${fmt(tput['syncd app, no handoff']!)}`,
-    ratio: `${fmt(tput.syncd! / tput['syncd app, no handoff']!, 2)}×`,
-  },
-  '',
-  '',
-);
+row('control', {
+  measure: `keep-alive pings, ${tool}, ${seconds} s, median of ${rounds} (requests/s)`,
+  ...compare(tput.syncd!, tput.syncthing),
+  ...againstSyncthing(tput.syncd!, tput.syncthing, true),
+});
+row('control', {
+  measure: 'keep-alive pings against a bare node:http server answering the same bytes',
+  figure: fmt(tput.syncd!),
+  reference: `node:http ${fmt(tput['node:http']!)}`,
+  ratio: `${fmt(ofBare, 2)}×`,
+  target: '≥ 0.9×',
+  met: ofBare >= 0.9,
+});
+row('control', {
+  measure: 'keep-alive pings of the same app listening itself, without the handoff',
+  figure: fmt(tput.syncd!),
+  reference: `direct ${fmt(tput['syncd app, no handoff']!)}`,
+  ratio: ratio(tput.syncd!, tput['syncd app, no handoff']),
+});
 const freshOf = (name: string) => median(fresh[name] ?? []);
-row(
-  `pings on a new connection each, ${freshTool} -H 'Connection: close', median of ${rounds} (requests/s)`,
-  compare(freshOf('syncd'), withSyncthing ? freshOf('syncthing') : undefined),
-  '≥ Syncthing',
-  withSyncthing
-    ? verdict(freshOf('syncd') >= freshOf('syncthing'), `${fmt(freshOf('syncd') / freshOf('syncthing'), 2)}×`)
-    : 'no Syncthing to compare',
-);
-for (const [name, what] of [
-  [handoffLimit.name, 'the handoff prototype (the same design)'],
-  [heldLimit.name, 'the held-socket prototype (each worker accepts)'],
-  [directApp.name, 'the same app listening itself'],
-  [bareNode.name, 'a bare node:http server listening itself (the floor of any Node server)'],
+const freshSyncthing = withSyncthing ? freshOf('syncthing') : undefined;
+row('control', {
+  measure: `pings on a new connection each, ${freshTool} -H 'Connection: close', median of ${rounds} (requests/s)`,
+  ...compare(freshOf('syncd'), freshSyncthing),
+  ...againstSyncthing(freshOf('syncd'), freshSyncthing, true),
+});
+for (const [name, what, short] of [
+  [handoffLimit.name, 'the handoff prototype (the same design)', 'prototype'],
+  [heldLimit.name, 'the held-socket prototype (each worker accepts)', 'prototype'],
+  [directApp.name, 'the same app listening itself', 'direct'],
+  [bareNode.name, 'a bare node:http server listening itself (the floor of any Node server)', 'node:http'],
 ] as const) {
-  row(
-    `pings on a new connection each, against ${what}`,
-    {
-      syncd: fmt(freshOf('syncd')),
-      syncthing: fmt(freshOf(name)),
-      ratio: ratio(freshOf('syncd'), freshOf(name)),
-    },
-    '',
-    '',
-  );
+  row('control', {
+    measure: `pings on a new connection each, against ${what}`,
+    figure: fmt(freshOf('syncd')),
+    reference: `${short} ${fmt(freshOf(name))}`,
+    ratio: ratio(freshOf('syncd'), freshOf(name)),
+  });
 }
 
 if (!values.control) {
@@ -526,41 +564,26 @@ for (const service of services) {
   memory[service.name] = await idleRss(service);
 }
 const emptyMb = await emptyNodeRss();
-row(
-  'idle RSS, supervisor / monitor (MB)',
-  {
-    ...compare(memory.syncd!.parentMb, memory.syncthing?.parentMb, 1),
-    ratio: `empty node ${fmt(emptyMb, 1)}`,
-  },
-  '≤ 50',
-  verdict(memory.syncd!.parentMb <= 50, `${fmt(memory.syncd!.parentMb - 50, 1)} MB over`),
-);
-row(
-  'idle RSS, worker / main process (MB)',
-  compare(memory.syncd!.childMb, memory.syncthing?.childMb, 1),
-  '',
-  '',
-);
+const parent = compare(memory.syncd!.parentMb, memory.syncthing?.parentMb, 1);
+row('control', {
+  measure: 'idle RSS, supervisor / monitor (MB)',
+  ...parent,
+  reference: `${parent.reference}; an empty node ${fmt(emptyMb, 1)}`,
+  target: '≤ 50',
+  met: memory.syncd!.parentMb <= 50,
+});
+row('control', {
+  measure: 'idle RSS, worker / main process (MB)',
+  ...compare(memory.syncd!.childMb, memory.syncthing?.childMb, 1),
+});
 const storm = quick ? 20 : 300;
 log(`${storm} API restarts in a row: the supervisor's memory`);
 const after = await endurance(syncd, storm);
-const grown = after.rssAfterMb - after.rssBeforeMb;
-row(
-  `supervisor RSS idle, then after ${after.done} API restarts in a row (MB)`,
-  { syncd: `${fmt(after.rssBeforeMb, 1)} → ${fmt(after.rssAfterMb, 1)}`, syncthing: '–', ratio: '' },
-  '≤ idle + 10',
-  verdict(grown <= 10 && after.done === storm, `+${fmt(grown, 1)} MB`),
-);
+row('control', {
+  measure: `supervisor RSS idle, then after ${after.done} API restarts in a row (MB)`,
+  figure: `${fmt(after.rssBeforeMb, 1)} → ${fmt(after.rssAfterMb, 1)}`,
+  target: '≤ idle + 10',
+  met: after.rssAfterMb - after.rssBeforeMb <= 10 && after.done === storm,
+});
 
-const syncthingVersion = withSyncthing
-  ? execFileSync('syncthing', ['--version'], { encoding: 'utf8' }).split(' (')[0]
-  : 'not installed';
-const lines = [
-  `Run ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC; ${cpus().length} × ${cpus()[0]?.model.trim()}, ${fmt(totalmem() / 2 ** 30)} GiB;`,
-  `Node ${process.version}; ${syncthingVersion}; restarts: syncd ${restarts}, Syncthing ${withSyncthing ? SYNCTHING_RESTARTS : 0}.`,
-  '',
-  '| measure | syncd | Syncthing | syncd / Syncthing | target | verdict |',
-  '|---|---|---|---|---|---|',
-  ...rows.map((cells) => `| ${cells.join(' | ')} |`),
-];
-process.stdout.write(`${lines.join('\n')}\n`);
+await report(syncthingVersion);

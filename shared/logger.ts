@@ -1,6 +1,6 @@
 import pino, { type Logger } from 'pino';
 import { LossyOutput } from './lossy-output.ts';
-import type { RecentError } from './ipc/protocol.ts';
+import type { RecentError } from './api-types.ts';
 import type { LogLevel } from './settings.ts';
 
 export type Role = 'supervisor' | 'worker';

@@ -1,4 +1,4 @@
-import type { RecentError } from './ipc/protocol.ts';
+import type { RecentError } from './api-types.ts';
 
 export const MAX_RECENT_ERRORS = 1000;
 /** The whole list as JSON, at most: what a client reading it costs, whatever the errors hold. */

@@ -8,11 +8,11 @@ import {
   type SaveAnswer,
   type Serving,
   type SupervisorMessage,
-  type SupervisorStats,
   type WorkerInit,
   type WorkerMessage,
   type WorkerSettings,
 } from '../shared/ipc/protocol.ts';
+import type { SupervisorStats } from '../shared/api-types.ts';
 import { type ErrorChange, RecentErrors } from '../shared/recent-errors.ts';
 import type { Settings } from '../shared/settings.ts';
 import { AwakeClock } from './awake-clock.ts';

@@ -8,12 +8,12 @@ import { appOptions } from './helpers/app.ts';
 import { localConfig } from './helpers/config.ts';
 
 // "A feature without its docs is not finished": these fail when one is missing from the README and
-// the pages of docs/ (read together as one text).
+// the pages of docs/, its folders' included (read together as one text).
 const docs = new URL('../docs/', import.meta.url);
 const readme = [
   await readFile(new URL('../README.md', import.meta.url), 'utf8'),
   ...(await Promise.all(
-    (await readdir(docs))
+    (await readdir(docs, { recursive: true }))
       .filter((name) => name.endsWith('.md'))
       .map((name) => readFile(new URL(name, docs), 'utf8')),
   )),
@@ -29,7 +29,7 @@ t.test('every setting is in the README, flag and environment variable', async (t
 t.test('every endpoint is in the README with a curl example', async (t) => {
   const routes: Array<{ method: string; url: string }> = [];
   const app = buildApp(
-    appOptions({ config: localConfig().config, events: new EventLog(), service: () => undefined }),
+    appOptions({ config: localConfig().config, events: new EventLog(), model: () => undefined }),
   );
   app.addHook('onRoute', (route) => {
     for (const method of [route.method].flat())

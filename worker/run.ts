@@ -7,13 +7,13 @@ import {
   type ListenerName,
   isSupervisorMessage,
   type SupervisorMessage,
-  type SupervisorStats,
   type WorkerInit,
   type WorkerMessage,
 } from '../shared/ipc/protocol.ts';
+import type { SupervisorStats } from '../shared/api-types.ts';
 import { type ErrorChange, RecentErrors } from '../shared/recent-errors.ts';
 import { buildApp } from './http/app.ts';
-import { ConnectionPool } from './connections.ts';
+import { ConnectionPool } from './http/connection-pool.ts';
 import { Service } from './service/service.ts';
 import { StandbyMonitor } from './service/standby-monitor.ts';
 import { Requests } from '../shared/ipc/requests.ts';
@@ -145,7 +145,7 @@ export function runWorker(
         access,
         config,
         events,
-        service: () => service.current,
+        model: () => service.current?.model,
         reset: (folder) => requestReset(init.home, folder),
         guiAddressOverridden: init.overridden.guiAddress,
         // gui.useTLS applies at the next start of the service, unless a flag decides it, and

@@ -1,4 +1,4 @@
-// Compiles worker/scanner/adler32.wat into the module's bytes, as worker/scanner/adler32-wasm.ts holds
+// Compiles worker/checksums/adler32.wat into the module's bytes, as worker/checksums/adler32-wasm.ts holds
 // them: `node --import tsx scripts/build/adler32-wasm.ts` after changing the .wat. The bytes are kept in
 // the sources (they are small), so that neither the build nor a checkout needs the compiler; a test
 // compiles the .wat again and checks that they agree.
@@ -6,8 +6,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { packageRoot } from '../../shared/paths.ts';
 
-const WAT = join(packageRoot, 'worker', 'scanner', 'adler32.wat');
-const OUT = join(packageRoot, 'worker', 'scanner', 'adler32-wasm.ts');
+const WAT = join(packageRoot, 'worker', 'checksums', 'adler32.wat');
+const OUT = join(packageRoot, 'worker', 'checksums', 'adler32-wasm.ts');
 
 /** The module's bytes, compiled from the .wat with SIMD. */
 export async function compileAdler32(): Promise<Buffer> {

@@ -1,4 +1,4 @@
-import type { RecentError } from '../../shared/ipc/protocol.ts';
+import type { RecentError } from '../../shared/api-types.ts';
 import type { FileVersionShown, Status } from '../../shared/client/client.ts';
 
 /** A time in the local time zone, as 2026-11-21 06:01:02. */

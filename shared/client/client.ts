@@ -2,7 +2,7 @@ import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { rootCertificates } from 'node:tls';
 import type { DeviceConfiguration, FolderConfiguration } from '../config/defaults.ts';
-import type { RecentError } from '../ipc/protocol.ts';
+import type { RecentError } from '../api-types.ts';
 
 export interface ClientOptions {
   /** HOST:PORT, or a base URL such as http://127.0.0.1:8384. */

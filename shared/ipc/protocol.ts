@@ -2,24 +2,9 @@
 // Every message carries a `syncd:` tag so that nothing else on the channel (execa, Node itself)
 // can be mistaken for one of ours.
 import type { Configuration } from '../config/defaults.ts';
+import type { RecentError, SupervisorStats } from '../api-types.ts';
 import type { ErrorChange } from '../recent-errors.ts';
 import type { Settings } from '../settings.ts';
-
-export interface RecentError {
-  /** RFC 3339 time the error was recorded. */
-  when: string;
-  message: string;
-  /** pino level number: 40 warn, 50 error, 60 fatal. */
-  level: number;
-}
-
-export interface SupervisorStats {
-  pid: number;
-  startTime: string;
-  /** Restarts asked for (API, SIGHUP), never crashes. */
-  restarts: number;
-  crashes: number;
-}
 
 /** The settings a worker serves with, as read by the supervisor. */
 export type WorkerSettings = Pick<

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { Test } from 'tap';
 import { IndexDb } from '../../worker/index-db/index-db.ts';
 import { HasherPool } from '../../worker/scanner/hasher-pool.ts';
-import { scanFolder } from '../../worker/scanner/scan-folder.ts';
+import { scanFolder } from '../../worker/folders/scan-folder.ts';
 
 /**
  * A folder `f` on disk (its marker and `tree`), an index and hashing threads of its own, all closed in

@@ -6,7 +6,7 @@ import { HasherPool } from '../../worker/scanner/hasher-pool.ts';
 import { BlockWriter } from '../../worker/sync/block-writer.ts';
 import { EventLog } from '../../worker/events/event-log.ts';
 import { Ignores } from '../../worker/scanner/ignores.ts';
-import { scanFolder } from '../../worker/scanner/scan-folder.ts';
+import { scanFolder } from '../../worker/folders/scan-folder.ts';
 import { pullFolder } from '../../worker/sync/pull-folder.ts';
 import { recordingLogger } from './app.ts';
 import { receivedBlock } from './received-block.ts';

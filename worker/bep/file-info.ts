@@ -1,7 +1,8 @@
 import { create } from '@bufbuild/protobuf';
-import { FILE_TYPES, type FileRecord, type FileType, isInvalid } from '../index-db/file-record.ts';
-import { MAX_BLOCK_SIZE, MIN_BLOCK_SIZE } from '../scanner/blocks.ts';
+import { FILE_TYPES, type FileRecord, type FileType, isInvalid } from '../records/file-record.ts';
+import { MAX_BLOCK_SIZE, MIN_BLOCK_SIZE } from '../records/blocks.ts';
 import { type FileInfo, FileInfoSchema, FileInfoType } from './bep_pb.ts';
+import { nameProblem } from '../records/names.ts';
 
 /** A record as BEP's FileInfo, to send in an Index or IndexUpdate. */
 export function toFileInfo(record: FileRecord): FileInfo {
@@ -100,16 +101,6 @@ export function fromFileInfo(info: FileInfo): FileRecord | string {
     blocks,
     symlinkTarget: info.symlinkTarget,
   };
-}
-
-/** Why a name is not one Syncthing accepts (canonical, relative, `/`-separated), or undefined. */
-export function nameProblem(name: string): string | undefined {
-  if (name === '' || name === '.' || name === '..') return 'empty, . or ..';
-  if (name.startsWith('/') || name.startsWith('../')) return 'not relative to the folder';
-  if (name.includes('\0')) return 'a NUL character';
-  const parts = name.split('/');
-  if (parts.some((part) => part === '' || part === '.' || part === '..')) return 'not in canonical form';
-  return undefined;
 }
 
 function safe(value: bigint): number | undefined {

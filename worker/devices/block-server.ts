@@ -5,12 +5,13 @@ import { ErrorCode, type Response, ResponseSchema } from '../bep/bep_pb.ts';
 import { responseRoom } from '../bep/frames.ts';
 import { closeFd, readAt } from '../files/fd.ts';
 import { FolderFs, temporaryName } from '../files/folder-fs.ts';
-import { nameProblem } from '../bep/file-info.ts';
+import { nameProblem } from '../records/names.ts';
 import type { MessageOf } from '../bep/messages.ts';
-import { isInvalid } from '../index-db/file-record.ts';
+import { isInvalid } from '../records/file-record.ts';
 import type { FileSummary, IndexDb } from '../index-db/index-db.ts';
-import { adler32 } from '../scanner/adler32.ts';
-import { hasSha256, MAX_BLOCK_SIZE } from '../scanner/blocks.ts';
+import { adler32 } from '../checksums/adler32.ts';
+import { hasSha256 } from '../checksums/sha256.ts';
+import { MAX_BLOCK_SIZE } from '../records/blocks.ts';
 import { SlowReads } from './slow-reads.ts';
 
 /**

@@ -12,12 +12,14 @@ import { BepSession, SYNCTHING_TIMES, type SessionEnd, type SessionTimes } from 
 import { type DeviceCredentials, serverOptions } from '../bep/tls-options.ts';
 import type { WorkerConfig } from '../config/worker-config.ts';
 import type { EventLog } from '../events/event-log.ts';
-import type { DeviceStats, PendingDevice, PendingFolder } from '../index-db/index-db.ts';
+import type { DeviceStats, PendingDevice } from '../index-db/index-db.ts';
+import type { DeviceStore } from './device-store.ts';
+import { type BlockRequest, RequestError } from '../bep/block-request.ts';
 import { PendingFolders } from './pending-folders.ts';
 import { clusterConfigFor, compressionFor, foldersSharedWith, type IndexState } from './cluster-config.ts';
 import type { IndexExchange, IndexPeer } from './index-exchange.ts';
 import type { BlockServer } from './block-server.ts';
-import { MAX_BLOCK_SIZE } from '../scanner/blocks.ts';
+import { MAX_BLOCK_SIZE } from '../records/blocks.ts';
 import { MAX_STRING_BYTES } from '../bep/limits.ts';
 import { type Dialed, dial, type DialStatus, redialDelayMs } from './dialer.ts';
 
@@ -37,66 +39,6 @@ export interface Connection {
   deviceName: string;
   crypto: string;
   startedAt: Date;
-}
-
-/** What a request for a block names. */
-export interface BlockRequest {
-  folder: string;
-  name: string;
-  offset: bigint;
-  size: number;
-  hash: Uint8Array;
-  blockNo: number;
-  fromTemporary: boolean;
-}
-
-/** A request for a block that got no data: the device's error code, or the connection gone. */
-export class RequestError extends Error {
-  readonly code: ErrorCode;
-  constructor(message: string, code: ErrorCode) {
-    super(message);
-    this.name = 'RequestError';
-    this.code = code;
-  }
-}
-
-/** What is kept of devices (pending ones, when each was last seen): the index database, while the service holds it. */
-export interface DeviceStore {
-  pendingDevices(): PendingDevice[];
-  addPendingDevice(device: PendingDevice): boolean;
-  dropPendingDevice(device: string): boolean;
-  deviceStats(): Map<string, DeviceStats>;
-  setDeviceStats(device: string, stats: DeviceStats): void;
-  pendingFolders(): PendingFolder[];
-  putPendingFolders(entries: readonly PendingFolder[]): void;
-  dropPendingFolder(folder: string, device: string): boolean;
-}
-
-/** What is kept of devices, in memory, when the index database cannot be used. */
-export function memoryDeviceStore(): DeviceStore {
-  const pending = new Map<string, PendingDevice>();
-  const stats = new Map<string, DeviceStats>();
-  const folders = new Map<string, PendingFolder>();
-  const key = (folder: string, device: string) => JSON.stringify([folder, device]);
-  return {
-    pendingFolders: () =>
-      [...folders.values()].sort(
-        (a, b) => a.folder.localeCompare(b.folder) || a.device.localeCompare(b.device),
-      ),
-    putPendingFolders: (entries) => {
-      for (const entry of entries) folders.set(key(entry.folder, entry.device), entry);
-    },
-    dropPendingFolder: (folder, device) => folders.delete(key(folder, device)),
-    pendingDevices: () => [...pending.values()].sort((a, b) => a.device.localeCompare(b.device)),
-    addPendingDevice: (device) => {
-      const added = !pending.has(device.device);
-      pending.set(device.device, device);
-      return added;
-    },
-    dropPendingDevice: (device) => pending.delete(device),
-    deviceStats: () => new Map(stats),
-    setDeviceStats: (device, entry) => void stats.set(device, entry),
-  };
 }
 
 export interface DeviceConnectionsOptions {

@@ -7,7 +7,7 @@ import { fromFileInfo, toFileInfo } from '../bep/file-info.ts';
 import { isInternal } from '../files/folder-fs.ts';
 import type { MessageOf } from '../bep/messages.ts';
 import type { EventLog } from '../events/event-log.ts';
-import type { FileRecord } from '../index-db/file-record.ts';
+import type { FileRecord } from '../records/file-record.ts';
 import type { IndexDb } from '../index-db/index-db.ts';
 import { foldersSharedWith } from './cluster-config.ts';
 

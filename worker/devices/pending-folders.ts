@@ -4,7 +4,7 @@ import type { MessageOf } from '../bep/messages.ts';
 import type { EventLog } from '../events/event-log.ts';
 import type { PendingFolder } from '../index-db/index-db.ts';
 import { foldersSharedWith } from './cluster-config.ts';
-import type { DeviceStore } from './device-connections.ts';
+import type { DeviceStore } from './device-store.ts';
 
 type OfferedFolder = MessageOf<'ClusterConfig'>['folders'][number];
 

@@ -1,5 +1,5 @@
 import type { Logger } from '../../shared/logger.ts';
-import type { DeviceStore } from './device-connections.ts';
+import type { DeviceStore } from './device-store.ts';
 
 /**
  * A device store whose writes may fail (the home's disk full) without taking the worker with them:

@@ -1,4 +1,4 @@
-import type { FileRecord } from '../index-db/file-record.ts';
+import type { FileRecord } from '../records/file-record.ts';
 import { type FSWatcher, watch } from 'node:fs';
 import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -9,14 +9,15 @@ import { folderRoot, isInternal } from '../files/folder-fs.ts';
 import type { IndexDb } from '../index-db/index-db.ts';
 import type { HasherPool } from '../scanner/hasher-pool.ts';
 import { IGNORE_FILE, Ignores } from '../scanner/ignores.ts';
-import { scanFolder } from '../scanner/scan-folder.ts';
+import { scanFolder } from './scan-folder.ts';
 import type { WalkProblem } from '../scanner/walk.ts';
-import { completionReport, folderNeed } from '../sync/need.ts';
+import { completionReport, folderNeed } from '../index-db/global.ts';
 import type { PullOptions, PullOrder } from '../sync/pull-folder.ts';
 import { folderSummary } from './folder-summary.ts';
 import { OwnWrites } from './own-writes.ts';
 import { DEFAULT_PULL_PAUSE_MS, PullRetry } from './pull-retry.ts';
-import { type Versioner, versionerFor } from '../versioning/versioner.ts';
+import { versionerFor } from '../versioning/for-folder.ts';
+import type { Versioner } from '../versioning/versioner.ts';
 import {
   adoptEqualVersions,
   type FolderChange,

@@ -1,17 +1,19 @@
-import type { FolderCounts, IndexDb } from '../index-db/index-db.ts';
-import type { FolderRunner } from './folder-runner.ts';
-import { folderNeed } from '../sync/need.ts';
+import type { IndexDb } from '../index-db/index-db.ts';
+import { countedBytes, folderNeed } from '../index-db/global.ts';
 
-/** Syncthing counts a directory or a symlink as this many bytes (protocol.SyntheticDirectorySize). */
-export const SYNTHETIC_SIZE = 128;
-
-/** A folder's bytes as Syncthing counts them: its files', and the synthetic size of the rest. */
-export function countedBytes(counts: FolderCounts): number {
-  return counts.bytes + SYNTHETIC_SIZE * (counts.directories + counts.symlinks);
+/** What a folder's status reads of its runner besides the index. */
+export interface SummarizedFolder {
+  readonly id: string;
+  readonly state: string;
+  readonly stateChanged: Date;
+  readonly error: string | undefined;
+  readonly ignores: { readonly empty: boolean };
+  readonly problems: { readonly length: number };
+  readonly pullProblems: number;
 }
 
 /** A folder's status in the shape of Syncthing's GET /rest/db/status. */
-export function folderSummary(folder: FolderRunner, db: IndexDb) {
+export function folderSummary(folder: SummarizedFolder, db: IndexDb) {
   const counts = db.counts(folder.id);
   const { sequence } = db.folder(folder.id);
   const bytes = countedBytes(counts);

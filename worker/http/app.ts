@@ -31,7 +31,7 @@ import { dbRoutes } from './routes/db.ts';
 import { versionRoutes } from './routes/versions.ts';
 import { clusterRoutes } from './routes/cluster.ts';
 import { statsRoutes } from './routes/stats.ts';
-import type { SyncService } from '../service/open-service.ts';
+import type { SyncModel } from '../service/model.ts';
 import type { WorkerConfig } from '../config/worker-config.ts';
 import type { EventLog } from '../events/event-log.ts';
 
@@ -72,8 +72,8 @@ export interface AppOptions {
   guiAddressOverridden?: boolean;
   /** The event log behind /rest/events. */
   events?: EventLog;
-  /** The service (index, folders) while this worker holds it, behind /rest/db. */
-  service?: () => SyncService | undefined;
+  /** The model of the service (index, folders, devices) while this worker holds it, behind /rest/db. */
+  model?: () => SyncModel | undefined;
   /** Records a reset of the index for the next worker (POST /rest/system/reset). */
   reset?: (folder: string | undefined) => Promise<void>;
 }
@@ -264,11 +264,11 @@ export function buildApp(options: AppOptions) {
     });
   }
   if (options.events) app.register(eventRoutes, { events: options.events });
-  if (options.config && options.service) {
-    app.register(dbRoutes, { config: options.config, service: options.service });
-    app.register(versionRoutes, { config: options.config, service: options.service });
-    app.register(clusterRoutes, { service: options.service });
-    app.register(statsRoutes, { config: options.config, service: options.service });
+  if (options.config && options.model) {
+    app.register(dbRoutes, { config: options.config, model: options.model });
+    app.register(versionRoutes, { config: options.config, model: options.model });
+    app.register(clusterRoutes, { model: options.model });
+    app.register(statsRoutes, { config: options.config, model: options.model });
   }
   if (options.testRoutes) app.register(testRoutes, { ...options.testRoutes, prefix: '/rest/test' });
   return app;

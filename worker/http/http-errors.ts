@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import { ConfigProblem } from '../../shared/config/shape.ts';
 import { ChangeFailed } from '../config/worker-config.ts';
-import { IgnoreError } from '../scanner/ignores.ts';
+import { ModelError, type ModelErrorKind } from '../service/model.ts';
 import { MAX_HEADER_BYTES, MAX_HEADER_COUNT } from './limits.ts';
 
 /**
@@ -135,6 +135,16 @@ export const invalidQuery = (message: string) => new HttpError('SYNCD_ERR_INVALI
 
 export const noSuch = (what: string) => new HttpError('SYNCD_ERR_NOT_FOUND', what);
 
+/** What the model refuses, as the REST face answers it. */
+const MODEL_ERROR_CODES = {
+  'folder-paused': 'SYNCD_ERR_FOLDER_PAUSED',
+  'folder-not-running': 'SYNCD_ERR_FOLDER_ERROR',
+  'folder-type': 'SYNCD_ERR_FOLDER_TYPE',
+  'no-versioning': 'SYNCD_ERR_NO_VERSIONING',
+  'invalid-ignores': 'SYNCD_ERR_INVALID_IGNORES',
+  'not-shared': 'SYNCD_ERR_NOT_FOUND',
+} as const satisfies Record<ModelErrorKind, ErrorCode>;
+
 /**
  * The error a route let through, as the answer says it: a configuration that cannot be used (400), a
  * save that failed (409 or 500), ignore patterns that cannot be used (400). The app's error handler
@@ -142,7 +152,7 @@ export const noSuch = (what: string) => new HttpError('SYNCD_ERR_NOT_FOUND', wha
  */
 export function asHttpError(error: unknown): unknown {
   if (error instanceof ConfigProblem) return invalidConfig(error.message);
-  if (error instanceof IgnoreError) return new HttpError('SYNCD_ERR_INVALID_IGNORES', error.message);
+  if (error instanceof ModelError) return new HttpError(MODEL_ERROR_CODES[error.kind], error.message);
   if (error instanceof ChangeFailed) {
     const code =
       error.status === 400

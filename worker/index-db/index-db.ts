@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { open } from 'node:fs/promises';
 import type Database from 'better-sqlite3';
-import type { Block } from '../scanner/blocks.ts';
-import { type Counter, FILE_TYPES, type FileRecord, type FileType } from './file-record.ts';
+import type { Block } from '../records/blocks.ts';
+import { type Counter, FILE_TYPES, type FileRecord, type FileType } from '../records/file-record.ts';
 
 /** The index file in the home. */
 export const INDEX_FILE = 'index.sqlite';

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { readlinkSync, writeSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import { type HashRange, hashRange } from './blocks.ts';
+import { type HashRange, hashRange } from './hash-file.ts';
 
 /**
  * How much nicer a hashing thread is than the worker's own thread (0 by default, 11 with

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { distDir, packageRoot } from '../../shared/paths.ts';
-import { type Block, hashFile } from './blocks.ts';
+import type { Block } from '../records/blocks.ts';
+import { hashFile } from './hash-file.ts';
 import type { HashJob, HashResult, ThreadMessage, ThreadRole } from './hash-thread.ts';
 
 // The thread's module: the bundle once built; the source, through tsx, when this runs from sources.

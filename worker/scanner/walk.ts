@@ -1,5 +1,5 @@
 import { type FolderDirectory, FolderFs, isTemporary, parentOf } from '../files/folder-fs.ts';
-import type { FileRecord, FileType } from '../index-db/file-record.ts';
+import type { FileRecord, FileType } from '../records/file-record.ts';
 import type { Ignores } from './ignores.ts';
 
 /** What is on disk for one name of a folder: the part of its record that the disk says. */

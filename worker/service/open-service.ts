@@ -10,7 +10,8 @@ import { clearReset, pendingReset } from './reset-request.ts';
 import type { Held } from './service.ts';
 import type { SessionTimes } from '../bep/session.ts';
 import type { DeviceCredentials } from '../bep/tls-options.ts';
-import { DeviceConnections, memoryDeviceStore } from '../devices/device-connections.ts';
+import { DeviceConnections } from '../devices/device-connections.ts';
+import { memoryDeviceStore } from '../devices/device-store.ts';
 import { tolerantStore } from '../devices/tolerant-store.ts';
 import { Discovery } from '../discovery/discovery.ts';
 import { IndexExchange } from '../devices/index-exchange.ts';
@@ -19,9 +20,15 @@ import { pullFolder } from '../sync/pull-folder.ts';
 import { homeSpaceProblem } from '../files/disk-space.ts';
 import { DownloadProgress, emitDownloadProgress } from '../sync/download-progress.ts';
 import type { SyncListening } from '../../shared/ipc/protocol.ts';
+import type { SyncModel } from './model.ts';
+import { EngineModel } from './sync-model.ts';
 
-/** The service as a worker holds it: the index, the hashing threads, the folders and the devices. */
+/**
+ * The service as a worker holds it: the index, the hashing threads, the folders and the devices, and
+ * the model the REST face calls (see model.ts).
+ */
 export interface SyncService extends Held {
+  model: SyncModel;
   /** Undefined when the index cannot be used: `indexError` says why, and every folder is in error. */
   db: IndexDb | undefined;
   indexError: string | undefined;
@@ -179,6 +186,7 @@ export async function openService(context: ServiceContext): Promise<SyncService>
   await discovery.start();
   connections.start();
   return {
+    model: new EngineModel({ config: context.config, db, indexError, folders, connections, discovery }),
     db,
     indexError,
     folders,

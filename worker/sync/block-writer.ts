@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import { cameBack, movable } from '../bep/frames.ts';
 import { writeAt } from '../files/fd.ts';
-import { hasSha256 } from '../scanner/blocks.ts';
+import { hasSha256 } from '../checksums/sha256.ts';
 import type { ThreadMessage, WriteJob, WriteResult } from '../scanner/hash-thread.ts';
 import { startHashThread } from '../scanner/hasher-pool.ts';
 

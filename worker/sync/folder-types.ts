@@ -5,11 +5,11 @@ import {
   type FileRecord,
   isInvalid,
   withoutSequence,
-} from '../index-db/file-record.ts';
+} from '../records/file-record.ts';
 import type { IndexDb } from '../index-db/index-db.ts';
-import { equivalent, equivalentAt } from '../index-db/versions.ts';
+import { equivalent, equivalentAt } from '../records/versions.ts';
 import type { WalkProblem } from '../scanner/walk.ts';
-import { folderNeed, fullRecords, globalOfOthers } from './need.ts';
+import { folderNeed, fullRecords, globalOfOthers } from '../index-db/global.ts';
 
 type Unsequenced = Omit<FileRecord, 'sequence'>;
 

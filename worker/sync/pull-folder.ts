@@ -1,8 +1,7 @@
 import type { Stats } from 'node:fs';
-import { basename } from 'node:path';
 import { shortIdString } from '../../shared/device-id.ts';
 import type { Logger } from '../../shared/logger.ts';
-import type { BlockRequest } from '../devices/device-connections.ts';
+import type { BlockRequest } from '../bep/block-request.ts';
 import type { EventLog } from '../events/event-log.ts';
 import { chmodFd, closeFd, readAt, sizeOfFd, syncFd, timesFd, truncateFd, writeAt } from '../files/fd.ts';
 import {
@@ -16,14 +15,15 @@ import {
   TraversesSymlinkError,
 } from '../files/folder-fs.ts';
 import { type DiskSpace, FreeSpace } from '../files/disk-space.ts';
-import { type FileRecord, withoutSequence } from '../index-db/file-record.ts';
+import { type FileRecord, withoutSequence } from '../records/file-record.ts';
 import { type IndexDb, LOCAL } from '../index-db/index-db.ts';
-import { hasSha256 } from '../scanner/blocks.ts';
+import { hasSha256 } from '../checksums/sha256.ts';
 import type { Ignores } from '../scanner/ignores.ts';
 import type { Versioner } from '../versioning/versioner.ts';
 import type { BlockWriter } from './block-writer.ts';
-import { compareVersions, equivalent } from '../index-db/versions.ts';
-import { folderNeed, fullRecords, type NeededItem } from './need.ts';
+import { keepConflict } from './conflicts.ts';
+import { compareVersions, equivalent } from '../records/versions.ts';
+import { folderNeed, fullRecords, type NeededItem } from '../index-db/global.ts';
 import { ByteBudget } from './byte-budget.ts';
 import { CaseNames, caseConflict } from './case-names.ts';
 import type { BlockSource, DownloadProgress } from './download-progress.ts';
@@ -561,56 +561,6 @@ async function fromDevices(
   throw new Error(`block ${index}: ${last}`);
 }
 
-/**
- * Syncthing's conflict copy name (folder_sendrecv.go conflictName): NAME.sync-conflict-YYYYMMDD-HHMMSS-
- * WINNER.EXT in local time, WINNER the short ID of the device that last changed the version that won
- * (the one pulled), EXT from the last part of the path only.
- */
-export function conflictName(path: string, modifiedBy: bigint, now = new Date()): string {
-  const ext = extensionOf(path);
-  const pad = (n: number) => String(n).padStart(2, '0');
-  const stamp = `${now.getFullYear()}${pad(now.getMonth() + 1)}${pad(now.getDate())}-${pad(now.getHours())}${pad(now.getMinutes())}${pad(now.getSeconds())}`;
-  return `${path.slice(0, path.length - ext.length)}.sync-conflict-${stamp}-${shortIdString(modifiedBy)}${ext}`;
-}
-
-/**
- * Moves the losing local version of a file out of the way as Syncthing does (folder_sendrecv.go
- * moveForConflict): to a conflict copy named for `winner`, the modifier of the version that replaces
- * it, with at most `maxConflicts` copies of the file kept (the oldest removed; a negative number keeps
- * all); with 0, or when the file is a conflict copy itself, it is not kept at all, as the folder's
- * configuration asks. Answers the copy's name, if one was made.
- */
-export async function keepConflict(
-  folder: PullOptions['folder'],
-  name: string,
-  winner: bigint,
-  fs = new FolderFs(folder.path, folder.markerName),
-): Promise<string | undefined> {
-  const max = folder.maxConflicts ?? 10;
-  // Syncthing's isConflict: any name with the marker in it.
-  if (basename(name).includes('.sync-conflict-') || max === 0) {
-    await fs.unlink(name).catch(ignoreMissing);
-    return undefined;
-  }
-  const copy = conflictName(name, winner);
-  await fs.rename(name, copy);
-  if (max > 0) {
-    const ext = extensionOf(name);
-    const stem = basename(name).slice(0, basename(name).length - ext.length);
-    const parent = parentOf(name);
-    const copies = (await fs.readdir(parent))
-      .filter((entry) => entry.startsWith(`${stem}.sync-conflict-`) && entry.endsWith(ext))
-      .filter((entry) => CONFLICT_COPY.test(entry))
-      .sort()
-      .reverse();
-    for (const old of copies.slice(max)) {
-      await fs.unlink(parent === '' ? old : `${parent}/${old}`).catch(ignoreMissing);
-    }
-  }
-  return copy;
-}
-
-// A file moved to the folder's versions, its failure named as Syncthing names it (folder_sendrecv.go).
 async function archive(versioner: Versioner, name: string, doing: string): Promise<void> {
   try {
     await versioner.archive(name);
@@ -693,12 +643,6 @@ async function deleteDirectory(
 }
 
 /** Go's filepath.Ext, as Syncthing splits names: from the last dot of the last part (`.bashrc` whole). */
-function extensionOf(path: string): string {
-  const base = basename(path);
-  const dot = base.lastIndexOf('.');
-  return dot < 0 ? '' : base.slice(dot);
-}
-
 function ignoreMissing(error: NodeJS.ErrnoException): void {
   if (error.code !== 'ENOENT') throw error;
 }
@@ -709,7 +653,6 @@ function folderDescription(folder: PullOptions['folder']): string {
 }
 
 // Syncthing's conflict copy names: NAME.sync-conflict-YYYYMMDD-HHMMSS[-MODIFIER][.EXT].
-const CONFLICT_COPY = /\.sync-conflict-\d{8}-\d{6}/;
 
 function matches(stats: Stats, record: FileRecord): boolean {
   if (record.type === 'directory') return stats.isDirectory();

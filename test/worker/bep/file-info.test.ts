@@ -2,7 +2,7 @@ import { create } from '@bufbuild/protobuf';
 import t from 'tap';
 import { FileInfoSchema, FileInfoType } from '../../../worker/bep/bep_pb.ts';
 import { fromFileInfo, toFileInfo } from '../../../worker/bep/file-info.ts';
-import type { FileRecord } from '../../../worker/index-db/file-record.ts';
+import type { FileRecord } from '../../../worker/records/file-record.ts';
 
 const hash = Buffer.alloc(32, 7);
 const record: FileRecord = {

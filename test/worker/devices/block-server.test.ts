@@ -9,7 +9,7 @@ import { emptyConfiguration, FOLDER_DEFAULTS, FOLDER_DEVICE } from '../../../sha
 import { ErrorCode, RequestSchema } from '../../../worker/bep/bep_pb.ts';
 import { BlockServer } from '../../../worker/devices/block-server.ts';
 import { SlowReads } from '../../../worker/devices/slow-reads.ts';
-import type { FileRecord } from '../../../worker/index-db/file-record.ts';
+import type { FileRecord } from '../../../worker/records/file-record.ts';
 import { indexedFolder } from '../../helpers/indexed-folder.ts';
 
 const PEER = 'PEER';
@@ -148,3 +148,38 @@ t.test(
     t.same(rechecked, ['f/a.bin'], 'and the file rechecked');
   },
 );
+
+t.test('a folder configured as ~/NAME is served from the home directory, as it is scanned', async (t) => {
+  const content = randomBytes(50 * 1024);
+  const { path, db } = await servedFolder(t, { 'a.bin': content });
+  // The same folder, named from a home directory that is its parent.
+  const home = join(path, '..');
+  const saved = process.env.HOME;
+  process.env.HOME = home;
+  t.teardown(() => {
+    process.env.HOME = saved;
+  });
+  const config = emptyConfiguration();
+  config.folders.push({
+    ...FOLDER_DEFAULTS,
+    id: 'f',
+    path: `~/${path.slice(home.length + 1)}`,
+    devices: [{ ...FOLDER_DEVICE, deviceID: PEER }],
+  });
+  const server = new BlockServer({ db, config: () => config });
+  t.teardown(() => server.close());
+  const block = (db.file('f', 'a.bin') as FileRecord).blocks[0] as FileRecord['blocks'][number];
+  const answer = await server.answer(
+    PEER,
+    create(RequestSchema, {
+      id: 1,
+      folder: 'f',
+      name: 'a.bin',
+      offset: 0n,
+      size: block.size,
+      hash: block.hash,
+    }),
+  );
+  t.equal(answer.code, ErrorCode.NO_ERROR, `${config.folders[0]?.path} answered`);
+  t.same(Buffer.from(answer.data), content);
+});

@@ -10,7 +10,7 @@ import { ClusterConfigSchema } from '../../../worker/bep/bep_pb.ts';
 import type { MessageOf } from '../../../worker/bep/messages.ts';
 import { type IndexPeer, IndexExchange } from '../../../worker/devices/index-exchange.ts';
 import { EventLog } from '../../../worker/events/event-log.ts';
-import type { FileRecord } from '../../../worker/index-db/file-record.ts';
+import type { FileRecord } from '../../../worker/records/file-record.ts';
 import { IndexDb } from '../../../worker/index-db/index-db.ts';
 import { silentLogger } from '../../helpers/app.ts';
 import { testDeviceId } from '../../helpers/config.ts';

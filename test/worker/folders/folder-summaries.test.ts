@@ -6,7 +6,7 @@ import { FOLDER_DEFAULTS, FOLDER_DEVICE } from '../../../shared/config/defaults.
 import { deviceIdFromRaw } from '../../../shared/device-id.ts';
 import { EventLog } from '../../../worker/events/event-log.ts';
 import { FolderRunner } from '../../../worker/folders/folder-runner.ts';
-import type { FileRecord } from '../../../worker/index-db/file-record.ts';
+import type { FileRecord } from '../../../worker/records/file-record.ts';
 import { silentLogger } from '../../helpers/app.ts';
 import { testDeviceId } from '../../helpers/config.ts';
 import { indexedFolder } from '../../helpers/indexed-folder.ts';

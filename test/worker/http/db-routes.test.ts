@@ -35,7 +35,7 @@ async function setup(t: Test, options: { folders?: Array<Record<string, unknown>
     });
   }
   t.teardown(() => service?.close());
-  const app = buildApp(appOptions({ config: local.config, events, service: () => service }));
+  const app = buildApp(appOptions({ config: local.config, events, model: () => service?.model }));
   await app.ready();
   t.teardown(() => app.close());
   const call = injector(app);
@@ -221,7 +221,7 @@ t.test(
     t.teardown(() => service.close());
     t.match(service.indexError, /is not an SQLite database/);
     const app = buildApp(
-      appOptions({ config: local.config, events: new EventLog(), service: () => service }),
+      appOptions({ config: local.config, events: new EventLog(), model: () => service.model }),
     );
     t.teardown(() => app.close());
     const status = await app.inject({

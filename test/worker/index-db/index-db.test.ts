@@ -2,9 +2,9 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import t from 'tap';
-import type { FileRecord } from '../../../worker/index-db/file-record.ts';
+import type { FileRecord } from '../../../worker/records/file-record.ts';
 import { shortIdString } from '../../../shared/device-id.ts';
-import { bumpVersion, versionStrings } from '../../../worker/index-db/file-record.ts';
+import { bumpVersion, versionStrings } from '../../../worker/records/file-record.ts';
 import { IndexDb, SCHEMA_VERSION } from '../../../worker/index-db/index-db.ts';
 
 const record = (name: string, extra: Partial<FileRecord> = {}): Omit<FileRecord, 'sequence'> => ({

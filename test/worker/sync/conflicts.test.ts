@@ -1,7 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import t from 'tap';
 import { shortIdString } from '../../../shared/device-id.ts';
-import { conflictName, keepConflict } from '../../../worker/sync/pull-folder.ts';
+import { conflictName, keepConflict } from '../../../worker/sync/conflicts.ts';
 
 const me = 0x0123456789abcdefn;
 const old = (stamp: string) => `a.sync-conflict-${stamp}-AAAAAAA.txt`;
@@ -17,7 +17,7 @@ t.test(
       'b.txt': 'another file, with no copies',
       'a.txt.sync-conflict-notes': 'not a conflict copy',
     });
-    const copy = await keepConflict({ id: 'f', path, ignorePerms: false, maxConflicts: 2 }, 'a.txt', me);
+    const copy = await keepConflict({ path, maxConflicts: 2 }, 'a.txt', me);
     t.match(copy, new RegExp(`^a\\.sync-conflict-\\d{8}-\\d{6}-${shortIdString(me)}\\.txt$`));
     t.equal(await readFile(`${path}/${copy}`, 'utf8'), 'the losing version');
     t.same(
@@ -30,19 +30,16 @@ t.test(
 
 t.test('maxConflicts -1 keeps every copy; 0 keeps none', async (t) => {
   const path = t.testdir({ 'a.txt': 'x', [old('20200101-000000')]: 'old' });
-  await keepConflict({ id: 'f', path, ignorePerms: false, maxConflicts: -1 }, 'a.txt', me);
+  await keepConflict({ path, maxConflicts: -1 }, 'a.txt', me);
   t.equal((await readdir(path)).length, 2, 'all copies kept');
   const none = t.testdir({ sub: { 'a.txt': 'x' } });
-  t.equal(
-    await keepConflict({ id: 'f', path: none, ignorePerms: false, maxConflicts: 0 }, 'sub/a.txt', me),
-    undefined,
-  );
+  t.equal(await keepConflict({ path: none, maxConflicts: 0 }, 'sub/a.txt', me), undefined);
   t.same(await readdir(`${none}/sub`), [], 'the losing version is not kept, as configured');
 });
 
 t.test('a conflict copy that loses again is not copied again', async (t) => {
   const path = t.testdir({ [old('20200101-000000')]: 'old' });
-  t.equal(await keepConflict({ id: 'f', path, ignorePerms: false }, old('20200101-000000'), me), undefined);
+  t.equal(await keepConflict({ path }, old('20200101-000000'), me), undefined);
   t.same(await readdir(path), []);
 });
 

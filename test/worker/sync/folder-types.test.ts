@@ -2,17 +2,17 @@ import { readFile, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { toFileInfo } from '../../../worker/bep/file-info.ts';
-import type { FileRecord } from '../../../worker/index-db/file-record.ts';
-import { compareVersions } from '../../../worker/index-db/versions.ts';
-import { hashFile } from '../../../worker/scanner/blocks.ts';
-import { scanFolder } from '../../../worker/scanner/scan-folder.ts';
+import type { FileRecord } from '../../../worker/records/file-record.ts';
+import { compareVersions } from '../../../worker/records/versions.ts';
+import { hashFile } from '../../../worker/scanner/hash-file.ts';
+import { scanFolder } from '../../../worker/folders/scan-folder.ts';
 import { indexedFolder } from '../../helpers/indexed-folder.ts';
 import {
   adoptEqualVersions,
   overrideRemoteChanges,
   revertLocalChanges,
 } from '../../../worker/sync/folder-types.ts';
-import { folderNeed } from '../../../worker/sync/need.ts';
+import { folderNeed } from '../../../worker/index-db/global.ts';
 
 // Two devices in one index: this one (short ID `me`) and a peer whose records are put as an Index
 // would bring them. The files are real, scanned by the real scanner.

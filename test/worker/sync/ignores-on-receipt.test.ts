@@ -4,7 +4,7 @@ import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { LOCAL } from '../../../worker/index-db/index-db.ts';
-import { folderNeed } from '../../../worker/sync/need.ts';
+import { folderNeed } from '../../../worker/index-db/global.ts';
 import { PEER, pullPair } from '../../helpers/pull-rig.ts';
 
 t.test('an ignored name is never created or changed by a pull, and is needed no more', async (t) => {

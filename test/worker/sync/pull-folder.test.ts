@@ -3,10 +3,10 @@ import { mkdir, open, readdir, readFile, readlink, stat, writeFile } from 'node:
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { temporaryName } from '../../../worker/files/folder-fs.ts';
-import type { BlockRequest } from '../../../worker/devices/device-connections.ts';
+import type { BlockRequest } from '../../../worker/bep/block-request.ts';
 import { EventLog } from '../../../worker/events/event-log.ts';
-import type { FileRecord } from '../../../worker/index-db/file-record.ts';
-import { scanFolder } from '../../../worker/scanner/scan-folder.ts';
+import type { FileRecord } from '../../../worker/records/file-record.ts';
+import { scanFolder } from '../../../worker/folders/scan-folder.ts';
 import { DownloadProgress, type FileProgress } from '../../../worker/sync/download-progress.ts';
 import { pullFolder } from '../../../worker/sync/pull-folder.ts';
 import { recordingLogger } from '../../helpers/app.ts';

@@ -1,14 +1,14 @@
 import { readFile, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import type { BlockRequest } from '../../../worker/devices/device-connections.ts';
+import type { BlockRequest } from '../../../worker/bep/block-request.ts';
 import { EventLog } from '../../../worker/events/event-log.ts';
-import type { FileRecord } from '../../../worker/index-db/file-record.ts';
+import type { FileRecord } from '../../../worker/records/file-record.ts';
 import { IndexDb } from '../../../worker/index-db/index-db.ts';
 import { HasherPool } from '../../../worker/scanner/hasher-pool.ts';
 import { BlockWriter } from '../../../worker/sync/block-writer.ts';
-import { scanFolder } from '../../../worker/scanner/scan-folder.ts';
-import type { NeededItem } from '../../../worker/sync/need.ts';
+import { scanFolder } from '../../../worker/folders/scan-folder.ts';
+import type { NeededItem } from '../../../worker/index-db/global.ts';
 import { inPullOrder, type PullOrder, pullFolder } from '../../../worker/sync/pull-folder.ts';
 import { recordingLogger } from '../../helpers/app.ts';
 

@@ -1,7 +1,8 @@
 import { utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Test } from 'tap';
-import { versionerFor, type Versioner, type VersioningError } from '../../../worker/versioning/versioner.ts';
+import { versionerFor } from '../../../worker/versioning/for-folder.ts';
+import type { Versioner, VersioningError } from '../../../worker/versioning/versioner.ts';
 
 /** A local time, to the second: tags are local times. */
 export const local = (y: number, mo: number, d: number, h = 0, mi = 0, s = 0) =>

@@ -1,7 +1,8 @@
 import { chmodSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { versionerFor, VersioningError } from '../../../worker/versioning/versioner.ts';
+import { versionerFor } from '../../../worker/versioning/for-folder.ts';
+import { VersioningError } from '../../../worker/versioning/versioner.ts';
 import { local, setMtime, versionedFolder } from './folder.ts';
 
 const folder = (type: string) => ({

@@ -1,18 +1,18 @@
 import type { FastifyInstance, FastifyPluginOptions, FastifyReply, FastifyRequest } from 'fastify';
-import type { SyncService } from '../../service/open-service.ts';
+import type { SyncModel } from '../../service/model.ts';
 import { invalidQuery } from '../http-errors.ts';
 import { checkedDeviceId } from './config.ts';
-import { held } from './db.ts';
+import { heldModel } from './held-model.ts';
 
 export interface ClusterRouteOptions extends FastifyPluginOptions {
-  service: () => SyncService | undefined;
+  model: () => SyncModel | undefined;
 }
 
 /** Syncthing's /rest/cluster endpoints: the devices that connected without being configured. */
 export async function clusterRoutes(app: FastifyInstance, options: ClusterRouteOptions): Promise<void> {
   app.get('/rest/cluster/pending/devices', async () => {
     const pending: Record<string, { time: string; name: string; address: string }> = {};
-    for (const { device, time, name, address } of held(options).connections.pendingDevices()) {
+    for (const { device, time, name, address } of heldModel(options).pendingDevices()) {
       pending[device] = { time, name, address };
     }
     return pending;
@@ -22,7 +22,7 @@ export async function clusterRoutes(app: FastifyInstance, options: ClusterRouteO
   app.delete('/rest/cluster/pending/devices', async (request: FastifyRequest, reply: FastifyReply) => {
     const { device } = request.query as { device?: string };
     const id = checkedDeviceId(device ?? '');
-    held(options).connections.dismissPending(id);
+    heldModel(options).dismissPendingDevice(id);
     return reply.code(200).send();
   });
 
@@ -30,7 +30,7 @@ export async function clusterRoutes(app: FastifyInstance, options: ClusterRouteO
   app.get('/rest/cluster/pending/folders', async (request: FastifyRequest) => {
     const { device } = request.query as { device?: string };
     const of = device === undefined || device === '' ? undefined : checkedDeviceId(device);
-    return held(options).connections.pendingFolders.list(of);
+    return heldModel(options).pendingFolders(of);
   });
 
   // Dismisses a folder offered by one device (?device=), or by every device; offered again by the
@@ -39,7 +39,7 @@ export async function clusterRoutes(app: FastifyInstance, options: ClusterRouteO
     const { folder, device } = request.query as { folder?: string; device?: string };
     if (folder === undefined || folder === '') throw invalidQuery('give ?folder=ID, the folder to dismiss');
     const of = device === undefined || device === '' ? undefined : checkedDeviceId(device);
-    held(options).connections.pendingFolders.dismiss(folder, of);
+    heldModel(options).dismissPendingFolder(folder, of);
     return reply.code(200).send();
   });
 }

@@ -1,14 +1,15 @@
 import { homedir } from 'node:os';
 import { sep } from 'node:path';
 import type { FastifyInstance, FastifyPluginOptions, FastifyReply, FastifyRequest } from 'fastify';
-import type { Action, SupervisorStats, SyncListening } from '../../../shared/ipc/protocol.ts';
-import type { SyncService } from '../../service/open-service.ts';
+import type { SupervisorStats } from '../../../shared/api-types.ts';
+import type { Action, SyncListening } from '../../../shared/ipc/protocol.ts';
+import type { SyncModel } from '../../service/model.ts';
 import { type ErrorChange, RecentErrors } from '../../../shared/recent-errors.ts';
 import { versionInfo } from '../../../shared/version.ts';
 import type { WorkerConfig } from '../../config/worker-config.ts';
 import { emptyErrorText, invalidQuery, noSuch, notImplemented } from '../http-errors.ts';
 import { formatSyncUrl, parseSyncUrl } from '../../../shared/sync-url.ts';
-import { held } from './db.ts';
+import { heldModel } from './held-model.ts';
 import { checkedDeviceId } from './config.ts';
 
 /** The recent errors: read from this worker's copy, changed everywhere through `change`. */
@@ -33,8 +34,8 @@ interface SystemRouteOptions extends FastifyPluginOptions {
   config?: WorkerConfig;
   /** Whether a flag or variable decides the GUI address rather than the configuration. */
   guiAddressOverridden?: boolean;
-  /** The service (the devices' connections among it), while this worker holds it. */
-  service?: () => SyncService | undefined;
+  /** The model (the devices' connections among it), while this worker holds the service. */
+  model?: () => SyncModel | undefined;
   /** Records a reset of a folder's index (every folder's when undefined), carried out after a restart. */
   reset?: (folder: string | undefined) => Promise<void>;
   errors: ErrorList;
@@ -122,8 +123,8 @@ export async function systemRoutes(app: FastifyInstance, options: SystemRouteOpt
       pathSeparator: sep,
       tilde: homedir(),
       connectionServiceStatus: connectionServiceStatus(status.sync?.() ?? {}),
-      lastDialStatus: options.service?.()?.connections.lastDialStatus ?? {},
-      ...options.service?.()?.discovery.status(),
+      lastDialStatus: options.model?.()?.lastDialStatus() ?? {},
+      ...options.model?.()?.discoveryStatus(),
     };
   });
 
@@ -157,7 +158,7 @@ export async function systemRoutes(app: FastifyInstance, options: SystemRouteOpt
     // connected.
     app.get('/connections', async () => {
       const now = new Date().toISOString();
-      const connected = options.service?.()?.connections.connections;
+      const connected = options.model?.()?.connections();
       const connections: Record<string, unknown> = {};
       let inBytesTotal = 0;
       let outBytesTotal = 0;
@@ -167,13 +168,12 @@ export async function systemRoutes(app: FastifyInstance, options: SystemRouteOpt
           connections[device.deviceID] = { ...DISCONNECTED, paused: device.paused };
           continue;
         }
-        const { session } = connection;
-        inBytesTotal += session.inBytes;
-        outBytesTotal += session.outBytes;
+        inBytesTotal += connection.inBytes;
+        outBytesTotal += connection.outBytes;
         connections[device.deviceID] = {
           at: now,
-          inBytesTotal: session.inBytes,
-          outBytesTotal: session.outBytes,
+          inBytesTotal: connection.inBytes,
+          outBytesTotal: connection.outBytes,
           startedAt: connection.startedAt.toISOString(),
           connected: true,
           paused: device.paused,
@@ -187,10 +187,10 @@ export async function systemRoutes(app: FastifyInstance, options: SystemRouteOpt
     });
   }
 
-  const { service } = options;
-  if (service) {
+  const { model } = options;
+  if (model) {
     // The discovery cache: every device with addresses known now, configured or not.
-    app.get('/discovery', async () => held({ service }).discovery.cache.snapshot());
+    app.get('/discovery', async () => heldModel({ model }).discoveryCache());
     // A hint: the address is kept for the device, which is dialed there if it is configured.
     app.post('/discovery', async (request: FastifyRequest, reply: FastifyReply) => {
       const { device, addr } = request.query as { device?: string; addr?: string };
@@ -202,7 +202,7 @@ export async function systemRoutes(app: FastifyInstance, options: SystemRouteOpt
       if (address.port === 0 || /^(0\.0\.0\.0|::|)$/.test(address.host)) {
         throw invalidQuery(`addr: ${url} names no host and port to dial`);
       }
-      held({ service }).discovery.hint(id, url);
+      heldModel({ model }).hintAddress(id, url);
       return reply.code(200).send();
     });
   }
@@ -231,7 +231,7 @@ export async function systemRoutes(app: FastifyInstance, options: SystemRouteOpt
   // Operations of the interface that a later version gives real behaviour: say so, never fake it.
   for (const [method, path] of notBuiltYet) {
     if (path === '/reset' && config && reset) continue;
-    if (path === '/discovery' && service) continue;
+    if (path === '/discovery' && model) continue;
     app.route({
       method,
       url: path,

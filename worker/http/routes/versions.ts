@@ -1,13 +1,12 @@
 import type { FastifyInstance, FastifyPluginOptions, FastifyRequest } from 'fastify';
 import type { WorkerConfig } from '../../config/worker-config.ts';
-import type { SyncService } from '../../service/open-service.ts';
-import type { FileVersion } from '../../versioning/versioner.ts';
+import type { SyncModel, Version } from '../../service/model.ts';
 import { HttpError, invalidQuery, noSuch } from '../http-errors.ts';
-import { held } from './db.ts';
+import { heldModel } from './held-model.ts';
 
 export interface VersionRouteOptions extends FastifyPluginOptions {
   config: WorkerConfig;
-  service: () => SyncService | undefined;
+  model: () => SyncModel | undefined;
 }
 
 // Files restored in one request, at most.
@@ -23,56 +22,28 @@ export async function versionRoutes(app: FastifyInstance, options: VersionRouteO
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
 
-  const versionerOf = (request: FastifyRequest) => {
+  // The folder asked for: 404 when it is not configured, 409 when paused, 503 while no worker holds it.
+  const folderOf = (request: FastifyRequest) => {
     const id = (request.query as { folder?: string }).folder ?? '';
     const folder = options.config.current.folders.find((candidate) => candidate.id === id);
     if (!folder)
       throw noSuch(id === '' ? 'no such folder: give ?folder=ID' : `no such folder: ${JSON.stringify(id)}`);
     if (folder.paused) throw new HttpError('SYNCD_ERR_FOLDER_PAUSED', `folder ${id} is paused`);
-    const service = held(options);
-    const runner = service.folders?.get(id);
-    if (!runner) {
-      throw new HttpError(
-        'SYNCD_ERR_FOLDER_ERROR',
-        `folder ${id} is not running: ${service.indexError ?? 'it is starting'}`,
-      );
-    }
-    const versioner = runner.versioner;
-    if (!versioner) {
-      throw new HttpError(
-        'SYNCD_ERR_NO_VERSIONING',
-        `folder ${id} has no versioner: set its versioning first`,
-      );
-    }
-    return { runner, versioner };
+    return { id, model: heldModel(options) };
   };
 
   app.get('/rest/folder/versions', async (request) => {
-    const { versioner } = versionerOf(request);
-    if (versioner.type === 'external') throw restoreUnsupported('get versions');
-    const versions = await versioner.versions();
+    const { id, model } = folderOf(request);
+    const versions = await model.versions(id);
     const answer: Record<string, Array<{ versionTime: string; modTime: string; size: number }>> = {};
     for (const [name, list] of Object.entries(versions)) answer[name] = list.map(shown);
     return answer;
   });
 
   app.post('/rest/folder/versions', async (request) => {
-    const { runner, versioner } = versionerOf(request);
-    if (versioner.type === 'external') throw restoreUnsupported('restore');
-    const wanted = restoreRequest(request.body);
-    const failures: Record<string, string> = {};
-    const restored: string[] = [];
-    for (const [name, versionTime] of wanted) {
-      try {
-        await versioner.restore(name, versionTime);
-        restored.push(name);
-      } catch (error) {
-        failures[name] = (error as Error).message;
-      }
-    }
-    // What was restored is scanned, so that the other devices get it.
-    if (restored.length > 0) void runner.scan(restored);
-    return failures;
+    const { id, model } = folderOf(request);
+    // The body is read once the folder is known to keep versions, as Syncthing does.
+    return model.restoreVersions(id, () => restoreRequest(request.body));
   });
 }
 
@@ -105,14 +76,7 @@ function restoreRequest(body: unknown): Array<[string, Date]> {
   });
 }
 
-function restoreUnsupported(operation: string): HttpError {
-  return new HttpError(
-    'SYNCD_ERR_NO_VERSIONING',
-    `external versioner: ${operation}: version restoration not supported with the current versioner`,
-  );
-}
-
-function shown(version: FileVersion) {
+function shown(version: Version) {
   return { versionTime: rfc3339(version.versionTime), modTime: rfc3339(version.modTime), size: version.size };
 }
 

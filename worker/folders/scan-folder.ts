@@ -1,13 +1,13 @@
 import { join } from 'node:path';
 import { folderRoot } from '../files/folder-fs.ts';
-import { bumpVersion, type FileRecord, withoutSequence } from '../index-db/file-record.ts';
+import { bumpVersion, type FileRecord, withoutSequence } from '../records/file-record.ts';
 import type { FileSummary, IndexDb } from '../index-db/index-db.ts';
-import { equivalentAt, sameTime } from '../index-db/versions.ts';
-import { globalOfOthers } from '../sync/need.ts';
-import { blockSizeFor } from './blocks.ts';
-import { Ignores } from './ignores.ts';
-import { type HasherPool, HashError } from './hasher-pool.ts';
-import { describe, type DiskEntry, walk, type WalkProblem } from './walk.ts';
+import { equivalentAt, sameTime } from '../records/versions.ts';
+import { globalOfOthers } from '../index-db/global.ts';
+import { blockSizeFor } from '../records/blocks.ts';
+import { Ignores } from '../scanner/ignores.ts';
+import { type HasherPool, HashError } from '../scanner/hasher-pool.ts';
+import { describe, type DiskEntry, walk, type WalkProblem } from '../scanner/walk.ts';
 
 export interface ScanTarget {
   id: string;

@@ -1,6 +1,6 @@
 import t from 'tap';
-import type { FileRecord } from '../../../worker/index-db/file-record.ts';
-import { compareVersions, globalVersion, winsConflict } from '../../../worker/index-db/versions.ts';
+import type { FileRecord } from '../../../worker/records/file-record.ts';
+import { compareVersions, globalVersion, winsConflict } from '../../../worker/records/versions.ts';
 
 const v = (...pairs: Array<[number, number]>) =>
   pairs.map(([id, value]) => ({ id: BigInt(id), value: BigInt(value) }));

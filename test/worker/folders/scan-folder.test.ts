@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { IndexDb } from '../../../worker/index-db/index-db.ts';
 import { HasherPool } from '../../../worker/scanner/hasher-pool.ts';
-import { scanFolder } from '../../../worker/scanner/scan-folder.ts';
+import { scanFolder } from '../../../worker/folders/scan-folder.ts';
 import { indexedFolder } from '../../helpers/indexed-folder.ts';
 
 const me = 0x0123456789abcdefn;

@@ -1,7 +1,6 @@
-import { type FileRecord, isInvalid } from '../index-db/file-record.ts';
-import { type IndexDb, LOCAL } from '../index-db/index-db.ts';
-import { compareVersions, globalVersion } from '../index-db/versions.ts';
-import { SYNTHETIC_SIZE } from '../folders/folder-summary.ts';
+import { type FileRecord, isInvalid, SYNTHETIC_SIZE } from '../records/file-record.ts';
+import { type FolderCounts, type IndexDb, LOCAL } from './index-db.ts';
+import { compareVersions, globalVersion } from '../records/versions.ts';
 
 /** Counts of records, as Syncthing's status and completion count them. */
 export interface Tally {
@@ -240,4 +239,9 @@ export function completion(need: FolderNeed): number {
   if (global.bytes === 0) return lacking.deleted > 0 ? 95 : 100;
   const percent = 100 * (1 - lacking.bytes / global.bytes);
   return lacking.bytes === 0 && lacking.deleted > 0 ? 95 : percent;
+}
+
+/** A folder's bytes as Syncthing counts them: its files', and the synthetic size of the rest. */
+export function countedBytes(counts: FolderCounts): number {
+  return counts.bytes + SYNTHETIC_SIZE * (counts.directories + counts.symlinks);
 }

@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import t from 'tap';
-import type { FileRecord } from '../../../worker/index-db/file-record.ts';
+import type { FileRecord } from '../../../worker/records/file-record.ts';
 import { IndexDb } from '../../../worker/index-db/index-db.ts';
-import { folderNeed } from '../../../worker/sync/need.ts';
+import { folderNeed } from '../../../worker/index-db/global.ts';
 
 const record = (name: string, id: bigint, value: bigint, over: Partial<FileRecord> = {}): FileRecord => ({
   name,

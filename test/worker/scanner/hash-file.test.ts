@@ -2,14 +2,10 @@ import { createHash, randomBytes } from 'node:crypto';
 import { truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import {
-  adler32,
-  blockSizeFor,
-  hashFile,
-  hasSha256,
-  MAX_BLOCK_SIZE,
-  MIN_BLOCK_SIZE,
-} from '../../../worker/scanner/blocks.ts';
+import { adler32 } from '../../../worker/checksums/adler32.ts';
+import { hasSha256 } from '../../../worker/checksums/sha256.ts';
+import { blockSizeFor, MAX_BLOCK_SIZE, MIN_BLOCK_SIZE } from '../../../worker/records/blocks.ts';
+import { hashFile } from '../../../worker/scanner/hash-file.ts';
 
 const MiB = 1024 * 1024;
 

@@ -1,7 +1,10 @@
 import { shortIdString } from '../../shared/device-id.ts';
-import type { Block } from '../scanner/blocks.ts';
+import type { Block } from './blocks.ts';
 
 /** BEP's FileInfoType numbers, and the names Syncthing's REST answers spell. */
+/** Syncthing counts a directory or a symlink as this many bytes (protocol.SyntheticDirectorySize). */
+export const SYNTHETIC_SIZE = 128;
+
 export const FILE_TYPES = { file: 0, directory: 1, symlink: 4 } as const;
 export type FileType = keyof typeof FILE_TYPES;
 export const REST_TYPE_NAMES: Record<FileType, string> = {
@@ -83,4 +86,12 @@ export function bumpVersion(
 /** Syncthing's REST form of a vector: `["SHORTID:value", …]` with the short ID as its 7-character string. */
 export function versionStrings(version: Counter[]): string[] {
   return version.map((counter) => `${shortIdString(counter.id)}:${counter.value}`);
+}
+
+/** A record's modification time as Go writes a time.Time in JSON: RFC 3339 with nanoseconds. */
+export function modifiedTime(record: Pick<FileRecord, 'modifiedS' | 'modifiedNs'>): string {
+  const seconds = new Date(record.modifiedS * 1000).toISOString().slice(0, 19);
+  const fraction =
+    record.modifiedNs === 0 ? '' : `.${String(record.modifiedNs).padStart(9, '0').replace(/0+$/, '')}`;
+  return `${seconds}${fraction}Z`;
 }

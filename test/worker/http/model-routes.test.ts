@@ -1,0 +1,149 @@
+// The REST routes against a fake SyncModel: what each route asks of the model, and how it answers what
+// the model refuses, with no index, folder or device behind it.
+import t, { type Test } from 'tap';
+import { EventLog } from '../../../worker/events/event-log.ts';
+import { buildApp } from '../../../worker/http/app.ts';
+import { ModelError, type SyncModel } from '../../../worker/service/model.ts';
+import { appOptions, injector } from '../../helpers/app.ts';
+import { localConfig, newDeviceId, testConfiguration } from '../../helpers/config.ts';
+import { fakeModel } from '../../helpers/fake-model.ts';
+
+const peer = newDeviceId();
+
+async function setup(t: Test, model: SyncModel | undefined) {
+  const local = localConfig(
+    testConfiguration({
+      devices: [{ deviceID: peer }],
+      folders: [
+        { id: 'f', path: '/nowhere', devices: [{ deviceID: peer }] },
+        { id: 'g', path: '/else' },
+      ],
+    }),
+  );
+  const app = buildApp(appOptions({ config: local.config, events: new EventLog(), model: () => model }));
+  await app.ready();
+  t.teardown(() => app.close());
+  return injector(app);
+}
+
+const record = (name: string) => ({
+  name,
+  type: 'file' as const,
+  size: 5,
+  permissions: 0o644,
+  modifiedS: 1_700_000_000,
+  modifiedNs: 500_000_000,
+  modifiedBy: 0n,
+  deleted: false,
+  invalid: false,
+  noPermissions: false,
+  version: [{ id: 1n, value: 2n }],
+  sequence: 3,
+  blockSize: 131072,
+  blocks: [],
+  symlinkTarget: '',
+});
+
+t.test('no model held: every route that needs one answers 503 with Retry-After', async (t) => {
+  const call = await setup(t, undefined);
+  for (const [method, url] of [
+    ['GET', '/rest/db/status?folder=f'],
+    ['GET', '/rest/db/completion'],
+    ['GET', '/rest/cluster/pending/devices'],
+    ['GET', '/rest/stats/folder'],
+    ['GET', '/rest/folder/versions?folder=f'],
+  ] as const) {
+    const answer = await call(method, url);
+    t.match([answer.status, answer.json()], [503, { code: 'SYNCD_ERR_SERVICE_UNAVAILABLE' }], url);
+  }
+});
+
+t.test('a folder that is not configured is 404 before the model is asked', async (t) => {
+  const { model, calls } = fakeModel();
+  const call = await setup(t, model);
+  const answer = await call('GET', '/rest/db/status?folder=nope');
+  t.match([answer.status, answer.json()], [404, { code: 'SYNCD_ERR_NOT_FOUND' }]);
+  t.same(calls, [], 'the model was not asked');
+});
+
+t.test('what the model refuses is answered with the code of its kind', async (t) => {
+  const cases = [
+    ['folder-paused', 409, 'SYNCD_ERR_FOLDER_PAUSED'],
+    ['folder-not-running', 409, 'SYNCD_ERR_FOLDER_ERROR'],
+    ['folder-type', 409, 'SYNCD_ERR_FOLDER_TYPE'],
+    ['invalid-ignores', 400, 'SYNCD_ERR_INVALID_IGNORES'],
+  ] as const;
+  for (const [kind, status, code] of cases) {
+    const { model } = fakeModel({
+      scan: async () => {
+        throw new ModelError(kind, `refused: ${kind}`);
+      },
+    });
+    const call = await setup(t, model);
+    const answer = await call('POST', '/rest/db/scan?folder=f');
+    t.match([answer.status, answer.json()], [status, { code, message: `refused: ${kind}` }], kind);
+  }
+});
+
+t.test('scan passes the folder and its cleaned sub paths; a sub outside the folder is 400', async (t) => {
+  const { model, calls } = fakeModel({ scan: async () => {} });
+  const call = await setup(t, model);
+  t.equal((await call('POST', '/rest/db/scan?folder=f&sub=/a/b/&sub=c')).status, 200);
+  t.equal((await call('POST', '/rest/db/scan')).status, 200);
+  t.same(calls, [
+    ['scan', ['f', ['a/b', 'c']]],
+    ['scan', [undefined, []]],
+  ]);
+  t.equal((await call('POST', '/rest/db/scan?folder=f&sub=../x')).status, 400);
+});
+
+t.test('need and remoteneed: pages asked of the model, records in Syncthing’s shape', async (t) => {
+  const { model, calls } = fakeModel({ need: () => [record('a.txt')] });
+  const call = await setup(t, model);
+  const need = (await call('GET', '/rest/db/need?folder=f&page=2&perpage=5')).json();
+  t.match(need, {
+    page: 2,
+    perpage: 5,
+    progress: [],
+    queued: [],
+    rest: [{ name: 'a.txt', modified: '2023-11-14T22:13:20.5Z', permissions: '0644', numBlocks: 0 }],
+  });
+  t.equal((await call('GET', `/rest/db/remoteneed?folder=f&device=${peer}`)).status, 200);
+  const notShared = await call('GET', `/rest/db/remoteneed?folder=g&device=${peer}`);
+  t.equal(notShared.status, 404, 'a folder not shared with the device');
+  t.same(calls, [
+    ['need', ['f', { page: 2, perpage: 5 }]],
+    ['need', ['f', { page: 1, perpage: 65536 }, peer]],
+  ]);
+});
+
+t.test('completion: every folder, or one; this device is asked as none', async (t) => {
+  const report = {
+    completion: 100,
+    globalBytes: 0,
+    globalItems: 0,
+    needBytes: 0,
+    needDeletes: 0,
+    needItems: 0,
+    sequence: 0,
+  };
+  const { model, calls } = fakeModel({ completion: () => report });
+  const call = await setup(t, model);
+  t.same((await call('GET', '/rest/db/completion')).json(), report);
+  await call('GET', `/rest/db/completion?folder=f&device=${peer}`);
+  t.same(calls, [
+    ['completion', [['f', 'g'], undefined]],
+    ['completion', [['f'], peer]],
+  ]);
+});
+
+t.test('a restore reads its body only once the model knows the folder keeps versions', async (t) => {
+  const { model } = fakeModel({
+    restoreVersions: async () => {
+      throw new ModelError('no-versioning', 'no versioner');
+    },
+  });
+  const call = await setup(t, model);
+  const answer = await call('POST', '/rest/folder/versions?folder=f', 'not json');
+  t.match([answer.status, answer.json()], [409, { code: 'SYNCD_ERR_NO_VERSIONING' }]);
+});
