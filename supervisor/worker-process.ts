@@ -23,7 +23,7 @@ export const SUPERVISOR_ONLY_FLAGS = ['--max-semi-space-size'];
  * new worker's work comes in bursts (a first scan, a restart's index), and V8 optimized some 65
  * functions during one first scan, on background threads that took about 200 ms of the two cores'
  * time, a fifth of the scan's; the hot loops are still optimized, a little later. Measured in
- * BENCHMARKS.md (indexing); a flag given to the supervisor comes after these and wins.
+ * docs/perf-notes/2026-11-21-to-26.md (indexing); a flag given to the supervisor comes after these and wins.
  */
 export const WORKER_FLAGS = ['--interrupt-budget=262144'];
 

@@ -2,6 +2,7 @@
 // home, loopback only, nothing reaching out (no discovery, relays, NAT, usage reports or upgrades).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +10,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { execa } from 'execa';
 import getPort from 'get-port';
 import { deviceId } from '../../shared/device-id.ts';
+
+const hasSetpriv = (await execa('sh', ['-c', 'command -v setpriv'], { reject: false })).exitCode === 0;
 
 export const hasSyncthing =
   (await execa('sh', ['-c', 'command -v syncthing'], { reject: false })).exitCode === 0;
@@ -118,7 +121,6 @@ export async function startSyncthing(
     const { child } = running;
     if (child && child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((resolve) => child.once('exit', resolve));
-      // The monitor passes SIGTERM on to the process it runs, and exits with it.
       child.kill('SIGTERM');
       const forced = setTimeout(() => child.kill('SIGKILL'), 5000);
       await exited;
@@ -127,10 +129,22 @@ export async function startSyncthing(
     await rm(home, { recursive: true, force: true });
   };
   t.teardown(stop);
+  // A test process ended without its teardowns (tap's timeout) still removes the home.
+  const removeHome = () => rmSync(home, { recursive: true, force: true });
+  process.once('exit', removeHome);
+  t.teardown(() => process.off('exit', removeHome));
   const [guiPort, listenPort] = [await getPort({ host: '127.0.0.1' }), await getPort({ host: '127.0.0.1' })];
   const id = await loopbackSyncthingHome(home, listenPort, options);
   const guiHost = options.guiHost ?? '127.0.0.1';
-  const [command, ...prefixArgs] = [...(options.prefix ?? []), 'syncthing'];
+  // Syncthing as one process (STMONITORED: no monitor parent, which would leave its child running when
+  // killed), killed by the kernel when this test process dies, however it dies: a test that tap kills
+  // for its time leaves no Syncthing behind. setpriv's parent-death signal survives the exec of a
+  // prefix such as `ip netns exec`.
+  const [command, ...prefixArgs] = [
+    ...(hasSetpriv ? ['setpriv', '--pdeathsig', 'KILL'] : []),
+    ...(options.prefix ?? []),
+    'syncthing',
+  ];
   const apiKey = `syncthing-key-${guiPort}`;
   running.child = spawn(
     command as string,
@@ -144,7 +158,7 @@ export async function startSyncthing(
       `--gui-address=http://${guiHost}:${guiPort}`,
       `--gui-apikey=${apiKey}`,
     ],
-    { stdio: 'ignore', env: { ...process.env, STNODEFAULTFOLDER: '1', HOME: home } },
+    { stdio: 'ignore', env: { ...process.env, STNODEFAULTFOLDER: '1', STMONITORED: '1', HOME: home } },
   );
   const url = `http://${guiHost}:${guiPort}`;
   const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {

@@ -16,7 +16,7 @@ export const HASHING_NICENESS = 10;
 // Hashing threads yield to the worker's own thread. There are as many of them as cores, and that
 // thread answers HTTP and heartbeats besides walking the tree and recording what they hash: sharing
 // cores evenly with them, its pings waited up to 150 to 190 ms during a scan, 30 to 80 ms once they
-// yield (BENCHMARKS.md). Linux only (a thread's own id is read from /proc); elsewhere, or where it is
+// yield (docs/perf-notes/2026-11-21-to-26.md). Linux only (a thread's own id is read from /proc); elsewhere, or where it is
 // refused, threads keep the default. A thread starts with the niceness of the thread that made it.
 // Only as a thread: a module that imports this one for its types or constant is left as it is. A
 // pull's thread keeps the default: it is part of the pull, as libuv's threads are.
