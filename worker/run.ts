@@ -24,7 +24,7 @@ import { WorkerConfig } from './config/worker-config.ts';
 import { EventLog } from './events/event-log.ts';
 import { requestReset } from './service/reset-request.ts';
 import { shortIdOf } from '../shared/device-id.ts';
-import type { Access } from './http/app.ts';
+import type { Access } from './http/admission.ts';
 
 /** The IPC side of the worker's parent: `process` in a real worker. */
 export interface ParentChannel {

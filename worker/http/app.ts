@@ -1,29 +1,16 @@
 import Fastify, { type FastifyReply, type FastifyRequest, LogController } from 'fastify';
-import { createServer, type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
-import { hostAllowed } from '../../shared/hosts.ts';
 import type { Logger } from '../../shared/logger.ts';
 import type { Action } from '../../shared/ipc/protocol.ts';
-import { apiKeyChecker } from './auth.ts';
+import { type Access, admission, noKeyNeeded } from './admission.ts';
 import { AuthFailures } from './auth-failures.ts';
 import { AllowedMethods } from './allowed-methods.ts';
-import {
-  asHttpError,
-  codeOf,
-  type ErrorBody,
-  errorBody,
-  HttpError,
-  headersTooLarge,
-  hostNotAllowed,
-  methodNotAllowed,
-  notFound,
-  tooManyFailures,
-  unauthorized,
-} from './http-errors.ts';
+import { ConnectionRequests } from './closing.ts';
+import { replyWithError } from './error-reply.ts';
+import { HttpError, methodNotAllowed, notFound, tooManyFailures, unauthorized } from './http-errors.ts';
+import { fastPing, httpServerFactory } from './server.ts';
 import { answerClientError } from './client-errors.ts';
-import { MAX_HEADER_BYTES, MAX_HEADER_COUNT } from './limits.ts';
-import { type ErrorList, JSON_TYPE, PING_BODY, type StatusSource, systemRoutes } from './routes/system.ts';
+import { type ErrorList, type StatusSource, systemRoutes } from './routes/system.ts';
 import { type TestRouteOptions, testRoutes } from './routes/test.ts';
 import { configRoutes } from './routes/config.ts';
 import { eventRoutes } from './routes/events.ts';
@@ -78,11 +65,6 @@ export interface AppOptions {
   reset?: (folder: string | undefined) => Promise<void>;
 }
 
-export interface Access {
-  apiKey: string;
-  allowedHosts: string[] | null;
-}
-
 // A response this large may not fit the connection's buffers: one whose reader does not take it within
 // the time below is cut, so that clients that never read cannot pile up answers in memory.
 const LARGE_RESPONSE_BYTES = 64 * 1024;
@@ -98,59 +80,12 @@ export function buildApp(options: AppOptions) {
     apiKey: options.apiKey,
     allowedHosts: options.allowedHosts ?? null,
   };
-  let checkedKey = access.apiKey;
-  let keyMatches = apiKeyChecker(checkedKey);
-  /**
-   * The checks every request passes first, in this order: the size of its headers, its Host, its key.
-   * True: the key is right (the connection is proven); false: no key or a wrong one (whether it needs
-   * one depends on the route); an error: refused whatever the route.
-   */
-  const admit = (raw: IncomingMessage): HttpError | boolean => {
-    const rawHeaders = raw.rawHeaders;
-    if (rawHeaders.length > 2 * MAX_HEADER_COUNT || headerBytes(rawHeaders) > MAX_HEADER_BYTES) {
-      return headersTooLarge(rawHeaders.length / 2);
-    }
-    // Before the key is even looked at: a page whose name was rebound to this address is refused.
-    if (!hostAllowed(raw.headers.host, access.allowedHosts)) return hostNotAllowed(raw.headers.host ?? '');
-    if (access.apiKey !== checkedKey) {
-      checkedKey = access.apiKey;
-      keyMatches = apiKeyChecker(checkedKey);
-    }
-    if (!keyMatches(raw.headers)) return false;
-    options.onProven?.(raw.socket);
-    return true;
-  };
+  const admit = admission(access, options.onProven);
   // On every response, as Syncthing sends them.
   const everyResponse = {
     'cache-control': 'no-cache, no-store',
     ...(options.deviceId ? { 'x-syncthing-id': options.deviceId } : {}),
   };
-  const pingHeaders = {
-    ...everyResponse,
-    'content-type': JSON_TYPE,
-    'content-length': String(Buffer.byteLength(PING_BODY)),
-  };
-  /**
-   * GET /rest/system/ping, what health checks and monitors send most, answered before Fastify when it
-   * passes every check (admit) and nothing else is special about it: Fastify's routing and its request
-   * and reply objects cost more than the answer. Anything else (a body, a wrong key, a connection that
-   * must close, a draining worker) goes to Fastify, which answers it the usual way.
-   */
-  const answeredFast = (raw: IncomingMessage, res: ServerResponse): boolean => {
-    if (raw.method !== 'GET' || raw.url !== '/rest/system/ping') return false;
-    if (raw.headers['content-length'] !== undefined || raw.headers['transfer-encoding'] !== undefined) {
-      return false;
-    }
-    // A response still queued behind an earlier one (pipelining) has no socket yet: the earlier ones
-    // decide whether the connection closes, which Fastify's count of them keeps (ConnectionRequests).
-    const socket = raw.socket as Tracked;
-    if (!res.socket || options.isDraining() || socket[closing] || socket[unanswered]) return false;
-    if (admit(raw) !== true) return false;
-    res.writeHead(200, pingHeaders);
-    res.end(PING_BODY);
-    return true;
-  };
-
   const app = Fastify({
     loggerInstance: options.logger,
     // One log line per request halves throughput; failures are logged where they are handled.
@@ -163,34 +98,12 @@ export function buildApp(options: AppOptions) {
     // No route declares a JSON schema (each checks its input itself, in Syncthing's terms): Fastify's
     // schema compilers (Ajv, fast-json-stringify) would cost the worker's start without serving.
     schemaController: { compilersFactory: { buildValidator: noSchemas, buildSerializer: noSchemas } },
-    // The HTTP server itself, so that slow clients are bounded: time for the headers and the whole
-    // request, checked every second (Node's default check runs every 30 s), time for a TLS handshake,
-    // and the size of headers. With TLS, the same server speaks HTTPS on the connection handed over.
-    serverFactory: (handler) => {
-      const serverOptions = {
-        headersTimeout: options.limits?.headersTimeoutMs,
-        requestTimeout: options.limits?.requestTimeoutMs,
-        connectionsCheckingInterval: 1000,
-        maxHeaderSize: MAX_HEADER_BYTES,
-      };
-      const serve = (raw: IncomingMessage, res: ServerResponse) => {
-        if (!answeredFast(raw, res)) handler(raw, res);
-      };
-      const server = options.tls
-        ? createHttpsServer(
-            {
-              ...serverOptions,
-              cert: options.tls.cert,
-              key: options.tls.key,
-              // A connection that never starts its handshake is bounded like one that never sends headers.
-              handshakeTimeout: options.limits?.headersTimeoutMs ?? 10_000,
-            },
-            serve,
-          )
-        : createServer(serverOptions, serve);
-      server.maxHeadersCount = 0;
-      return server;
-    },
+    // The HTTP server itself (see server.ts): slow clients bounded, TLS, ping answered before Fastify.
+    serverFactory: httpServerFactory({
+      limits: options.limits,
+      tls: options.tls,
+      fastPing: fastPing({ admit, isDraining: options.isDraining, headers: everyResponse }),
+    }),
   });
 
   const allowedMethods = new AllowedMethods();
@@ -274,81 +187,9 @@ export function buildApp(options: AppOptions) {
   return app;
 }
 
-/**
- * Which connections must close, and when. A response with `Connection: close` ends its connection, and
- * Node drops the requests the client had already pipelined behind it, unanswered. So a connection that
- * should close (the worker drains, a restart was asked for on it) closes with the answer to the last
- * request read on it, and reads nothing more from then on. Kept on the socket itself: this runs for
- * every request, and a property costs less than a map or a listener.
- */
-class ConnectionRequests {
-  started(request: FastifyRequest): void {
-    const socket = request.raw.socket as Tracked;
-    socket[unanswered] = (socket[unanswered] ?? 0) + 1;
-  }
-
-  closeAfterAnswering(request: FastifyRequest): void {
-    (request.raw.socket as Tracked)[closing] = true;
-  }
-
-  /** Called as a response begins: the last one known on a closing connection closes it. */
-  beforeAnswer(request: FastifyRequest, reply: FastifyReply, draining: boolean): void {
-    const socket = request.raw.socket as Tracked;
-    const left = (socket[unanswered] ?? 1) - 1;
-    socket[unanswered] = left;
-    if (draining) socket[closing] = true;
-    if (!socket[closing] || left > 0) return;
-    reply.header('connection', 'close');
-    // inject()'s stand-in socket cannot pause.
-    if (typeof socket.pause === 'function') socket.pause();
-  }
-}
-
-const unanswered = Symbol('requests read and not yet answered');
-const closing = Symbol('close once they are');
-type Tracked = Socket & { [unanswered]?: number; [closing]?: boolean };
-
-function noKeyNeeded(request: FastifyRequest): boolean {
-  const route = request.routeOptions.url;
-  if (route !== undefined) return route.startsWith('/rest/noauth/');
-  // An unknown path under /rest/noauth/ gets its 404 without a key, spelled plainly only.
-  const path = request.url.split('?', 1)[0] as string;
-  return path.startsWith('/rest/noauth/') && !/\/\/|\/\.\.?(\/|$)/.test(path);
-}
-
-function headerBytes(rawHeaders: string[]): number {
-  // Each line is NAME: VALUE and a line break.
-  let bytes = 0;
-  for (const part of rawHeaders) bytes += part.length + 2;
-  return bytes;
-}
-
 function cutIfUnread(reply: FastifyReply): void {
   const timer = setTimeout(() => reply.raw.socket?.destroy(), WRITE_TIMEOUT_MS);
   reply.raw.once('close', () => clearTimeout(timer));
 }
 
-function replyWithError(
-  thrown: Error & { statusCode?: number },
-  request: FastifyRequest,
-  reply: FastifyReply,
-): ErrorBody {
-  // A configuration a request made that cannot be used or saved says so (see routes/config.ts).
-  const error = asHttpError(thrown) as Error & { statusCode?: number };
-  if (error instanceof HttpError) {
-    reply.headers(error.headers);
-    reply.code(error.statusCode);
-    return errorBody(error.code, error.message);
-  }
-  // Fastify's own refusals (a body too large, a malformed JSON body) keep their status and message.
-  const statusCode = error.statusCode !== undefined && error.statusCode >= 400 ? error.statusCode : 500;
-  if (statusCode >= 500) {
-    request.log.error({ err: error, method: request.method, url: request.url }, 'request failed');
-    reply.code(500);
-    return errorBody('SYNCD_ERR_INTERNAL', 'internal error; the worker log has the details');
-  }
-  const answer = errorBody(codeOf(statusCode), error.message);
-  reply.code(statusCode);
-  return { ...answer, statusCode, error: STATUS_CODES[statusCode] ?? answer.error };
-}
 export type App = ReturnType<typeof buildApp>;
