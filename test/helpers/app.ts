@@ -2,6 +2,7 @@ import { Writable } from 'node:stream';
 import { createLogger } from '../../shared/logger.ts';
 import type { App, AppOptions } from '../../worker/http/app.ts';
 import { localErrors } from '../../worker/http/routes/system.ts';
+import './teardown-first.ts';
 
 export const testApiKey = 'an-api-key-for-tests-0123456789';
 

@@ -3,6 +3,7 @@ import type { Test } from 'tap';
 import { IndexDb } from '../../worker/index-db/index-db.ts';
 import { HasherPool } from '../../worker/scanner/hasher-pool.ts';
 import { scanFolder } from '../../worker/folders/scan-folder.ts';
+import './teardown-first.ts';
 
 /**
  * A folder `f` on disk (its marker and `tree`), an index and hashing threads of its own, all closed in

@@ -10,6 +10,7 @@ import { scanFolder } from '../../worker/folders/scan-folder.ts';
 import { pullFolder } from '../../worker/sync/pull-folder.ts';
 import { recordingLogger } from './app.ts';
 import { receivedBlock } from './received-block.ts';
+import './teardown-first.ts';
 
 /**
  * What a puller's test needs in `dir`: the index of a source device (source.sqlite), the index of the

@@ -5,6 +5,7 @@ import {
   type StartOptions,
   startService as start,
 } from '../../shared/client/testing.ts';
+import './teardown-first.ts';
 
 export { syncdBin } from '../../shared/client/testing.ts';
 export type { LogLine, Service, StartOptions };

@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { execa } from 'execa';
 import getPort from 'get-port';
 import { deviceId } from '../../shared/device-id.ts';
+import './teardown-first.ts';
 
 const hasSetpriv = (await execa('sh', ['-c', 'command -v setpriv'], { reject: false })).exitCode === 0;
 

@@ -137,7 +137,9 @@ t.test('a connection made the moment the port opens is answered, never left wait
     const service = await startService(t, { waitReady: false, env: { SYNCD_ADDRESS: `127.0.0.1:${port}` } });
     const hung: string[] = [];
     for (;;) {
-      const outcome = await call(service, 'GET', '/rest/system/ping', { timeoutMs: 3000 }).then(
+      // A connection accepted before the first worker is ready waits for it, which on a loaded
+      // machine takes seconds: only one that never gets its answer is hung.
+      const outcome = await call(service, 'GET', '/rest/system/ping', { timeoutMs: 30_000 }).then(
         (response) => String(response.status),
         (error: NodeJS.ErrnoException) => error.code ?? error.message,
       );
