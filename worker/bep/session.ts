@@ -1,6 +1,7 @@
 import type { TLSSocket } from 'node:tls';
 import { create } from '@bufbuild/protobuf';
-import { CloseSchema, type Hello, PingSchema, type Response } from './bep_pb.ts';
+import { CloseSchema, ErrorCode, type Hello, PingSchema, RequestSchema, type Response } from './bep_pb.ts';
+import { type BlockRequest, RequestError } from './block-request.ts';
 import {
   type Compression,
   encodeHello,
@@ -87,6 +88,14 @@ export class BepSession {
   #timer: NodeJS.Timeout | undefined;
   #end: SessionEnd | undefined;
   #onEnd: Array<(end: SessionEnd) => void> = [];
+  // Requests sent and not yet answered, by ID (Syncthing's rawConnection awaiting map).
+  readonly #requests = new Map<
+    number,
+    { resolve: (data: Uint8Array) => void; reject: (error: Error) => void }
+  >();
+  #nextRequest = 0;
+  // How the peer is named in the errors of its requests.
+  #peer = 'the device';
 
   /**
    * `onData`, when given, is where the connection's bytes come from, each chunk valid only during the
@@ -150,7 +159,8 @@ export class BepSession {
    * known to be configured has nothing decoded), and the keep-alive runs from here. The first message
    * must be a ClusterConfig, as Syncthing requires.
    */
-  start(onMessage: MessageHandler, compression: Compression): void {
+  start(onMessage: MessageHandler, compression: Compression, peer?: string): void {
+    if (peer !== undefined) this.#peer = peer;
     this.#compression = compression;
     this.#onMessage = onMessage;
     this.#timer = setInterval(() => this.#keepAlive(), this.#times.pingEveryMs / 2);
@@ -162,6 +172,25 @@ export class BepSession {
     if (this.#end) return;
     const bytes = encodeMessage(message, this.#compression);
     this.#write(bytes, message.kind === 'Response' && bytes.length >= WRITE_ALONE, written);
+  }
+
+  /**
+   * Asks the peer for a block; resolves with its data (unchecked: the caller checks the hash), rejects
+   * with a RequestError when the peer answers an error or the session ends first.
+   */
+  request(request: BlockRequest): Promise<Uint8Array> {
+    if (this.#end) {
+      const error = new RequestError(
+        `the connection to ${this.#peer} ended: ${this.#end.reason}`,
+        ErrorCode.GENERIC,
+      );
+      return Promise.reject(error);
+    }
+    const id = (this.#nextRequest = (this.#nextRequest + 1) & 0x7fffffff);
+    return new Promise((resolve, reject) => {
+      this.#requests.set(id, { resolve, reject });
+      this.send({ kind: 'Request', body: create(RequestSchema, { ...request, id }) });
+    });
   }
 
   /**
@@ -337,6 +366,7 @@ export class BepSession {
       this.socket.end();
       return;
     }
+    if (message.kind === 'Response' && this.#settled(message.body)) return;
     const handled = this.#onMessage?.(message);
     if (!handled) return;
     this.#hold('handling');
@@ -344,6 +374,17 @@ export class BepSession {
       () => this.#release('handling'),
       (error: Error) => this.close(`handling a ${message.kind} failed: ${error.message}`),
     );
+  }
+
+  // A Response settles the request it answers; one that answers none goes to the message handler.
+  #settled(response: Response): boolean {
+    const waiting = this.#requests.get(response.id);
+    if (!waiting) return false;
+    this.#requests.delete(response.id);
+    const { code, data } = response;
+    if (code === ErrorCode.NO_ERROR) waiting.resolve(data);
+    else waiting.reject(new RequestError(`${this.#peer} answered ${ErrorCode[code] ?? code}`, code));
+    return true;
   }
 
   #keepAlive(): void {
@@ -359,6 +400,12 @@ export class BepSession {
     if (this.#end) return;
     this.#end = end;
     clearInterval(this.#timer);
+    for (const waiting of this.#requests.values()) {
+      waiting.reject(
+        new RequestError(`the connection to ${this.#peer} ended: ${end.reason}`, ErrorCode.GENERIC),
+      );
+    }
+    this.#requests.clear();
     for (const listener of this.#onEnd.splice(0)) listener(end);
   }
 }

@@ -1,13 +1,12 @@
 import { X509Certificate } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { createServer, type Server, type TLSSocket } from 'node:tls';
-import { create } from '@bufbuild/protobuf';
 import type { Configuration, DeviceConfiguration } from '../../shared/config/defaults.ts';
-import { deviceId, deviceIdFromRaw, rawDeviceId } from '../../shared/device-id.ts';
+import { deviceId } from '../../shared/device-id.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { versionInfo } from '../../shared/version.ts';
-import { ErrorCode, type Hello, RequestSchema, ResponseSchema } from '../bep/bep_pb.ts';
-import type { BepMessage, MessageOf } from '../bep/messages.ts';
+import { ErrorCode, type Hello } from '../bep/bep_pb.ts';
+import type { BepMessage } from '../bep/messages.ts';
 import { BepSession, SYNCTHING_TIMES, type SessionEnd, type SessionTimes } from '../bep/session.ts';
 import { type DeviceCredentials, serverOptions } from '../bep/tls-options.ts';
 import type { WorkerConfig } from '../config/worker-config.ts';
@@ -16,10 +15,10 @@ import type { DeviceStats, PendingDevice } from '../index-db/index-db.ts';
 import type { DeviceStore } from './device-store.ts';
 import { type BlockRequest, RequestError } from '../bep/block-request.ts';
 import { PendingFolders } from './pending-folders.ts';
-import { clusterConfigFor, compressionFor, foldersSharedWith, type IndexState } from './cluster-config.ts';
+import { compressionFor, type IndexState } from './cluster-config.ts';
 import type { IndexExchange, IndexPeer } from './index-exchange.ts';
 import type { BlockServer } from './block-server.ts';
-import { MAX_BLOCK_SIZE } from '../records/blocks.ts';
+import { PeerController } from './peer.ts';
 import { MAX_STRING_BYTES } from '../bep/limits.ts';
 import { type Dialed, dial, type DialStatus, redialDelayMs } from './dialer.ts';
 
@@ -29,8 +28,8 @@ export interface Connection {
   session: BepSession;
   /** The connection as the index exchange sees it. */
   peer: IndexPeer;
-  /** Requests for blocks sent on it and not yet answered, by ID. */
-  requests: Map<number, { resolve: (data: Uint8Array) => void; reject: (error: Error) => void }>;
+  /** What answers its messages (see peer.ts). */
+  controller: PeerController;
   type: 'tcp-client' | 'tcp-server';
   /** The peer's address, HOST:PORT. */
   address: string;
@@ -86,7 +85,6 @@ export class DeviceConnections {
   readonly #sockets = new Set<TLSSocket | Socket>();
   readonly #dialing = new Map<string, { timer?: NodeJS.Timeout; attempts: number; busy: boolean }>();
   readonly #dialStatus = new Map<string, DialStatus>();
-  #nextRequest = 0;
   /** Connections in a row that ended within seconds, by device. */
   readonly #quickCloses = new Map<string, number>();
   readonly #unsubscribe: () => void;
@@ -168,11 +166,7 @@ export class DeviceConnections {
   request(device: string, request: BlockRequest): Promise<Uint8Array> {
     const connection = this.#connections.get(device);
     if (!connection) return Promise.reject(new RequestError(`${device} is not connected`, ErrorCode.GENERIC));
-    const id = (this.#nextRequest = (this.#nextRequest + 1) & 0x7fffffff);
-    return new Promise((resolve, reject) => {
-      connection.requests.set(id, { resolve, reject });
-      connection.session.send({ kind: 'Request', body: create(RequestSchema, { ...request, id }) });
-    });
+    return connection.session.request(request);
   }
 
   /** Dials a device now (or every one), for a hint from discovery or a resume. */
@@ -274,11 +268,17 @@ export class DeviceConnections {
       }
       existing.session.close('replaced by a newer connection');
     }
+    const indexPeer = { device: peer, send: (message: BepMessage) => session.send(message) };
     const connection: Connection = {
       device: peer,
       session,
-      peer: { device: peer, send: (message) => session.send(message) },
-      requests: new Map(),
+      peer: indexPeer,
+      controller: new PeerController(
+        { ...this.#options, pendingFolders: this.pendingFolders },
+        peer,
+        session,
+        indexPeer,
+      ),
       type,
       address,
       clientName: hello.clientName,
@@ -351,8 +351,8 @@ export class DeviceConnections {
       type: connection.type,
     });
     const compression = compressionFor(this.#deviceConfig(device));
-    session.start((message) => this.#received(connection, message), compression);
-    this.#sendClusterConfig(connection);
+    session.start((message) => connection.controller.received(message), compression, device);
+    connection.controller.sendClusterConfig();
     this.#log.info(
       { device, address: connection.address, type: connection.type, crypto: connection.crypto },
       `connected to ${device} at ${connection.address} (${connection.type}, ${connection.crypto}); its client is ${connection.clientName} ${connection.clientVersion}, named ${JSON.stringify(connection.deviceName)}`,
@@ -363,10 +363,6 @@ export class DeviceConnections {
   #disconnected(connection: Connection, end: SessionEnd): void {
     const { device } = connection;
     this.#options.exchange?.forget(connection.peer);
-    for (const waiting of connection.requests.values()) {
-      waiting.reject(new RequestError(`the connection to ${device} ended: ${end.reason}`, ErrorCode.GENERIC));
-    }
-    connection.requests.clear();
     if (this.#connections.get(device) !== connection) return;
     this.#connections.delete(device);
     const now = new Date();
@@ -392,106 +388,6 @@ export class DeviceConnections {
     );
   }
 
-  #sendClusterConfig(connection: Connection): void {
-    const body = clusterConfigFor(this.#config, connection.device, this.#options.index);
-    this.#log.trace(
-      {
-        device: connection.device,
-        folders: body.folders.map((folder) => ({
-          id: folder.id,
-          devices: folder.devices.map(
-            (entry) =>
-              `${deviceIdFromRaw(entry.id).slice(0, 7)}:${entry.indexId.toString(16)}@${entry.maxSequence}`,
-          ),
-        })),
-      },
-      'ClusterConfig sent',
-    );
-    connection.session.send({ kind: 'ClusterConfig', body });
-  }
-
-  #received(connection: Connection, message: BepMessage): void | Promise<void> {
-    const { session, device } = connection;
-    this.#log.trace({ device, kind: message.kind }, `${message.kind} from ${device}`);
-    switch (message.kind) {
-      case 'ClusterConfig': {
-        const problem = this.#clusterConfigProblem(device, message.body);
-        if (problem) {
-          session.close(`protocol error: ${problem}`);
-          return;
-        }
-        this.#options.events.log('ClusterConfigReceived', { device });
-        this.pendingFolders.offered(device, message.body.folders, this.#config);
-        this.#options.exchange?.clusterConfig(connection.peer, message.body);
-        return;
-      }
-      case 'Index':
-      case 'IndexUpdate': {
-        const { folder, files } = message.body;
-        const { exchange } = this.#options;
-        // The session reads the next message once this one is kept.
-        if (exchange) {
-          return exchange
-            .received(connection.peer, folder, files, message.kind === 'Index')
-            .then((problem) => {
-              if (problem) session.close(`protocol error: ${problem}`);
-            });
-        }
-        if (!foldersSharedWith(this.#config, device).has(folder)) {
-          session.close(
-            `protocol error: ${message.kind} for folder ${JSON.stringify(folder)}, which is not shared with this device`,
-          );
-        }
-        return;
-      }
-      case 'Request': {
-        const { blocks } = this.#options;
-        // Nothing to serve from without an index: the request is answered, and says so.
-        const produce = blocks
-          ? () => blocks.answer(device, message.body)
-          : async () => create(ResponseSchema, { id: message.body.id, code: ErrorCode.GENERIC });
-        // Counted against what this connection may have in flight until written (see session.answer).
-        session.answer(Math.min(Math.max(message.body.size, 0), MAX_BLOCK_SIZE), produce);
-        return;
-      }
-      case 'Response': {
-        const waiting = connection.requests.get(message.body.id);
-        if (!waiting) {
-          session.close('protocol error: a Response to no Request');
-          return;
-        }
-        connection.requests.delete(message.body.id);
-        const { code, data } = message.body;
-        if (code === ErrorCode.NO_ERROR) waiting.resolve(data);
-        else waiting.reject(new RequestError(`${device} answered ${ErrorCode[code] ?? code}`, code));
-        return;
-      }
-      case 'DownloadProgress':
-      case 'Ping':
-      case 'Close':
-        return;
-    }
-  }
-
-  #clusterConfigProblem(device: string, config: MessageOf<'ClusterConfig'>): string | undefined {
-    const shared = foldersSharedWith(this.#config, device);
-    // Compared as bytes: a ClusterConfig may list up to the message's bound of devices.
-    const mine = rawDeviceId(this.#options.myId);
-    const theirs = rawDeviceId(device);
-    for (const folder of config.folders) {
-      for (const entry of folder.devices) {
-        if (entry.id.length !== 32)
-          return `folder ${JSON.stringify(folder.id)} lists a device ID of ${entry.id.length} bytes`;
-      }
-      if (!shared.has(folder.id)) continue;
-      if (!folder.devices.some((entry) => mine.equals(entry.id)))
-        return `this device is missing from folder ${JSON.stringify(folder.id)} in the ClusterConfig`;
-      if (!folder.devices.some((entry) => theirs.equals(entry.id)))
-        return `the sending device is missing from folder ${JSON.stringify(folder.id)} in its ClusterConfig`;
-    }
-    return undefined;
-  }
-
   #configChanged(from: Configuration, to: Configuration): void {
     if (this.#closed) return;
     this.pendingFolders.configured(to);
@@ -502,7 +398,7 @@ export class DeviceConnections {
       if (!now) connection.session.close('the device was removed from the configuration');
       else if (now.paused) connection.session.close('device is paused');
       else if (sharingChanged(from, to, device)) {
-        this.#sendClusterConfig(connection);
+        connection.controller.sendClusterConfig();
         this.#options.exchange?.reconsider(connection.peer);
       }
     }

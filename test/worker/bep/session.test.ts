@@ -231,3 +231,40 @@ t.test('answers past their bound wait their turn, and past so many waiting the r
   while (session.answering > 0) await new Promise((resolve) => setTimeout(resolve, 10));
   t.notOk(session.socket.isPaused(), 'read again once they are answered');
 });
+
+t.test('a request is settled by the Response with its ID, or rejected when the session ends', async (t) => {
+  const { session, received, peer } = await connected(t);
+  session.send({ kind: 'ClusterConfig', body: create(ClusterConfigSchema) });
+  const block = { folder: 'f', name: 'a', offset: 0n, size: 3, hash: new Uint8Array(32), blockNo: 0 };
+  const asked = [
+    session.request({ ...block, fromTemporary: false }),
+    session.request({ ...block, fromTemporary: true }),
+  ];
+  const deadline = Date.now() + 10_000;
+  while (received.length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  const ids = received.filter((m) => m.kind === 'Request').map((m) => m.body.id);
+  t.equal(new Set(ids).size, 2, 'two Requests with IDs of their own');
+  // The other side answers the second with data, the first with an error, in that order (after the
+  // ClusterConfig a session must get first).
+  peer.write(encodeMessage({ kind: 'ClusterConfig', body: create(ClusterConfigSchema) }, 'never'));
+  peer.write(
+    encodeMessage(
+      { kind: 'Response', body: create(ResponseSchema, { id: ids[1], data: Buffer.from('abc') }) },
+      'never',
+    ),
+  );
+  peer.write(
+    encodeMessage({ kind: 'Response', body: create(ResponseSchema, { id: ids[0], code: 2 }) }, 'never'),
+  );
+  t.same(Buffer.from(await (asked[1] as Promise<Uint8Array>)), Buffer.from('abc'), 'its data');
+  await t.rejects(asked[0] as Promise<Uint8Array>, {
+    name: 'RequestError',
+    code: 2,
+    message: 'the device answered NO_SUCH_FILE',
+  });
+
+  const pending = session.request({ ...block, fromTemporary: false });
+  peer.destroy();
+  await t.rejects(pending, { name: 'RequestError', message: /^the connection to the device ended: / });
+  await t.rejects(session.request({ ...block, fromTemporary: false }), { name: 'RequestError' }, 'and after');
+});
