@@ -42,6 +42,18 @@ module.exports = {
       '^(worker|supervisor|scripts)/',
     ),
     never(
+      'client-outside-both',
+      'The client (shared/client/) is for programs that drive syncd; neither process imports it.',
+      '^(worker|supervisor)/',
+      '^shared/client/',
+    ),
+    never(
+      'process-wiring-on-top',
+      "The worker's own top-level files (main, run, the orphan guard, priority) wire the process; no layer imports them.",
+      '^worker/[^/]+/',
+      '^worker/[^/]+\\.ts$',
+    ),
+    never(
       'records-ground-floor',
       'The records every layer speaks (Syncthing lib/protocol types) import nothing of the worker.',
       w('records', 'checksums'),

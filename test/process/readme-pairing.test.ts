@@ -140,10 +140,20 @@ t.test(
     );
     const syncthingLog = join(folder, 'syncthing.log');
     const syncthingOut = openSync(syncthingLog, 'w');
-    spawn('ip', inside(['syncthing', 'serve', '--no-browser', '--no-restart', '--no-upgrade']), {
-      env,
-      stdio: ['ignore', syncthingOut, syncthingOut],
-    });
+    // One process (no monitor), killed with this test process however it ends (see helpers/syncthing.ts).
+    spawn(
+      'setpriv',
+      [
+        '--pdeathsig',
+        'KILL',
+        'ip',
+        ...inside(['syncthing', 'serve', '--no-browser', '--no-restart', '--no-upgrade']),
+      ],
+      {
+        env: { ...env, STMONITORED: '1' },
+        stdio: ['ignore', syncthingOut, syncthingOut],
+      },
+    );
     closeSync(syncthingOut);
     const log = join(folder, 'walk-through.log');
     // What a failure shows: the ends of the logs, which go with the folder.

@@ -155,9 +155,10 @@ export class BepSession {
 
   /**
    * From now on messages go to `onMessage`, one at a time: one that answers a promise is handled
-   * before the next is read. Until this is called, nothing after the Hello is read (a device not yet
-   * known to be configured has nothing decoded), and the keep-alive runs from here. The first message
-   * must be a ClusterConfig, as Syncthing requires.
+   * before the next is read; a Response to one of this session's requests settles it instead. Until
+   * this is called, nothing after the Hello is read (a device not yet known to be configured has
+   * nothing decoded), and the keep-alive runs from here. The first message must be a ClusterConfig,
+   * as Syncthing requires. `peer` names the device in its requests' errors.
    */
   start(onMessage: MessageHandler, compression: Compression, peer?: string): void {
     if (peer !== undefined) this.#peer = peer;

@@ -142,7 +142,6 @@ const MODEL_ERROR_CODES = {
   'folder-type': 'SYNCD_ERR_FOLDER_TYPE',
   'no-versioning': 'SYNCD_ERR_NO_VERSIONING',
   'invalid-ignores': 'SYNCD_ERR_INVALID_IGNORES',
-  'not-shared': 'SYNCD_ERR_NOT_FOUND',
 } as const satisfies Record<ModelErrorKind, ErrorCode>;
 
 /**

@@ -1,10 +1,10 @@
 import { shortIdString } from '../../shared/device-id.ts';
 import type { Block } from './blocks.ts';
 
-/** BEP's FileInfoType numbers, and the names Syncthing's REST answers spell. */
 /** Syncthing counts a directory or a symlink as this many bytes (protocol.SyntheticDirectorySize). */
 export const SYNTHETIC_SIZE = 128;
 
+/** BEP's FileInfoType numbers, and the names Syncthing's REST answers spell. */
 export const FILE_TYPES = { file: 0, directory: 1, symlink: 4 } as const;
 export type FileType = keyof typeof FILE_TYPES;
 export const REST_TYPE_NAMES: Record<FileType, string> = {

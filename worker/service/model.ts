@@ -12,23 +12,29 @@ export interface SyncModel {
   folderStatus(folder: string): Record<string, unknown>;
   /** The global version of `name`, this device's own record, and who else has the global version. */
   file(folder: string, name: string): FileAvailability | undefined;
-  /** Scans the folder (all of it, or `subs`), or every folder when `folder` is undefined. */
-  scan(folder: string | undefined, subs: string[]): Promise<void>;
+  /**
+   * Scans the folder (all of it, or `subs`), or every folder when `folder` is undefined. `subs` is
+   * read once the folder is known to be scannable, so that its refusals come first, as in Syncthing.
+   */
+  scan(folder: string | undefined, subs: () => string[]): Promise<void>;
   /** The index's tree below `prefix`, `levels` deep (-1: all), as GET /rest/db/browse nests it. */
   browse(folder: string, prefix: string, levels: number, dirsOnly: boolean): TreeEntry[];
-  /** What `device` (this one when undefined) lacks of the global versions: one page, and how many in all. */
+  /** What `device` (this one when undefined) lacks of the global versions: one page of it. */
   need(folder: string, page: Page, device?: string): FileRecord[];
   /** The changes a receive-only folder keeps (what a revert gives up), one page. */
   localChanged(folder: string, page: Page): FileRecord[];
   /** Syncthing's override of a send-only folder and revert of a receive-only one, once done. */
   override(folder: string): Promise<void>;
   revert(folder: string): Promise<void>;
-  /** Completion of the folders (every one when empty) for `device` (this one when undefined). */
+  /** Completion of the folders, summed, for `device` (this one when undefined). */
   completion(folders: readonly string[], device?: string): Completion;
   /** The folder's .stignore lines (null without one) and the patterns they expand to. */
   ignores(folder: string): Promise<IgnoreLines>;
-  /** Writes the folder's .stignore and scans it anew; refuses lines that do not parse. */
-  setIgnores(folder: string, lines: string[]): Promise<IgnoreLines>;
+  /**
+   * Writes the folder's .stignore and scans it anew; refuses lines that do not parse. `lines` is read
+   * once the folder is known to run.
+   */
+  setIgnores(folder: string, lines: () => string[]): Promise<IgnoreLines>;
   /** The items the last scan or pull could not handle. */
   folderErrors(folder: string): Array<{ path: string; error: string }>;
   /** Each folder's last scan and last file, for GET /rest/stats/folder. */
@@ -60,7 +66,7 @@ export interface SyncModel {
 
 /** Why the model refused: the REST face answers each kind with its own code (http/http-errors.ts). */
 export type ModelErrorKind =
-  'folder-paused' | 'folder-not-running' | 'folder-type' | 'no-versioning' | 'invalid-ignores' | 'not-shared';
+  'folder-paused' | 'folder-not-running' | 'folder-type' | 'no-versioning' | 'invalid-ignores';
 
 export class ModelError extends Error {
   readonly kind: ModelErrorKind;

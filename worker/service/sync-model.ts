@@ -64,14 +64,14 @@ export class EngineModel implements SyncModel {
     };
   }
 
-  async scan(folder: string | undefined, subs: string[]): Promise<void> {
+  async scan(folder: string | undefined, subs: () => string[]): Promise<void> {
     if (folder === undefined) {
       await Promise.all(this.#parts.folders?.all().map((runner) => runner.scan()) ?? []);
       return;
     }
     const runner = this.#running(folder, 'cannot be scanned');
     if (runner.config.paused) throw paused(folder, 'resume it to scan');
-    await runner.scan(subs);
+    await runner.scan(subs());
     if (runner.state === 'error') throw notRunning(folder, 'cannot be scanned', runner.error);
   }
 
@@ -140,8 +140,9 @@ export class EngineModel implements SyncModel {
     return ignoreLines(await refusedIgnores(() => Ignores.load(runner.path)));
   }
 
-  async setIgnores(folder: string, lines: string[]): Promise<IgnoreLines> {
+  async setIgnores(folder: string, read: () => string[]): Promise<IgnoreLines> {
     const runner = this.#running(folder, 'cannot be scanned');
+    const lines = read();
     const ignores = await refusedIgnores(() => Ignores.parse(lines, runner.path));
     await writeFileAtomic(
       join(runner.path, IGNORE_FILE),

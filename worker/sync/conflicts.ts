@@ -59,10 +59,10 @@ export async function keepConflict(
   return copy;
 }
 
-// A file moved to the folder's versions, its failure named as Syncthing names it (folder_sendrecv.go).
-
+// Syncthing's conflict copy names: NAME.sync-conflict-YYYYMMDD-HHMMSS[-MODIFIER][.EXT].
 const CONFLICT_COPY = /\.sync-conflict-\d{8}-\d{6}/;
 
+/** Go's filepath.Ext, as Syncthing splits names: from the last dot of the last part (`.bashrc` whole). */
 function extensionOf(path: string): string {
   const base = basename(path);
   const dot = base.lastIndexOf('.');

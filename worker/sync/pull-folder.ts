@@ -561,6 +561,7 @@ async function fromDevices(
   throw new Error(`block ${index}: ${last}`);
 }
 
+// A file moved to the folder's versions, its failure named as Syncthing names it (folder_sendrecv.go).
 async function archive(versioner: Versioner, name: string, doing: string): Promise<void> {
   try {
     await versioner.archive(name);
@@ -642,7 +643,6 @@ async function deleteDirectory(
   await parent.rmdir(baseOf(name));
 }
 
-/** Go's filepath.Ext, as Syncthing splits names: from the last dot of the last part (`.bashrc` whole). */
 function ignoreMissing(error: NodeJS.ErrnoException): void {
   if (error.code !== 'ENOENT') throw error;
 }
@@ -651,8 +651,6 @@ function ignoreMissing(error: NodeJS.ErrnoException): void {
 function folderDescription(folder: PullOptions['folder']): string {
   return folder.label ? `${JSON.stringify(folder.label)} (${folder.id})` : folder.id;
 }
-
-// Syncthing's conflict copy names: NAME.sync-conflict-YYYYMMDD-HHMMSS[-MODIFIER][.EXT].
 
 function matches(stats: Stats, record: FileRecord): boolean {
   if (record.type === 'directory') return stats.isDirectory();

@@ -174,7 +174,7 @@ t.test('the error list stays bounded by bytes, and reading it costs no serializi
   );
 });
 
-// GET /rest/system/ping is answered before Fastify when nothing is special about it (answeredFast):
+// GET /rest/system/ping is answered before Fastify when nothing is special about it (fastPing, server.ts):
 // the same answer as Fastify's, and every check still made.
 t.test('a ping answered before Fastify is the same answer, after the same checks', async (t) => {
   const { port } = await listening(t, { allowedHosts: ['127.0.0.1'] });

@@ -85,17 +85,41 @@ t.test('what the model refuses is answered with the code of its kind', async (t)
   }
 });
 
-t.test('scan passes the folder and its cleaned sub paths; a sub outside the folder is 400', async (t) => {
-  const { model, calls } = fakeModel({ scan: async () => {} });
-  const call = await setup(t, model);
-  t.equal((await call('POST', '/rest/db/scan?folder=f&sub=/a/b/&sub=c')).status, 200);
-  t.equal((await call('POST', '/rest/db/scan')).status, 200);
-  t.same(calls, [
-    ['scan', ['f', ['a/b', 'c']]],
-    ['scan', [undefined, []]],
-  ]);
-  t.equal((await call('POST', '/rest/db/scan?folder=f&sub=../x')).status, 400);
-});
+t.test(
+  'scan passes the folder and its cleaned sub paths; a sub outside the folder is 400, after the model',
+  async (t) => {
+    const scanned: Array<[string | undefined, string[]]> = [];
+    const { model } = fakeModel({
+      scan: async (folder, subs) => {
+        scanned.push([folder, subs()]);
+      },
+    });
+    const call = await setup(t, model);
+    t.equal((await call('POST', '/rest/db/scan?folder=f&sub=/a/b/&sub=c')).status, 200);
+    t.equal((await call('POST', '/rest/db/scan')).status, 200);
+    t.same(scanned, [
+      ['f', ['a/b', 'c']],
+      [undefined, []],
+    ]);
+    t.equal((await call('POST', '/rest/db/scan?folder=f&sub=../x')).status, 400);
+    // What the model refuses comes before the sub paths and the body are read.
+    const refusing = fakeModel({
+      scan: async () => {
+        throw new ModelError('folder-paused', 'folder f is paused');
+      },
+      setIgnores: async () => {
+        throw new ModelError('folder-not-running', 'folder f cannot be scanned: it is starting');
+      },
+    });
+    const paused = await setup(t, refusing.model);
+    t.equal((await paused('POST', '/rest/db/scan?folder=f&sub=../x')).status, 409, 'scan: 409 first');
+    t.equal(
+      (await paused('POST', '/rest/db/ignores?folder=f', 'not json')).status,
+      409,
+      'ignores: 409 first',
+    );
+  },
+);
 
 t.test('need and remoteneed: pages asked of the model, records in Syncthing’s shape', async (t) => {
   const { model, calls } = fakeModel({ need: () => [record('a.txt')] });

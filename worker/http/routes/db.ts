@@ -64,12 +64,13 @@ export async function dbRoutes(app: FastifyInstance, options: DbRouteOptions): P
   app.post('/rest/db/scan', async (request, reply: FastifyReply) => {
     const { folder, sub } = request.query as { folder?: string; sub?: string | string[] };
     if (folder === undefined || folder === '') {
-      await heldModel(options).scan(undefined, []);
+      await heldModel(options).scan(undefined, () => []);
       return reply.code(200).send();
     }
     const { id, model } = folderOf(request);
-    const subs = (Array.isArray(sub) ? sub : sub === undefined ? [] : [sub]).map(cleanSub);
-    await model.scan(id, subs);
+    const subs = Array.isArray(sub) ? sub : sub === undefined ? [] : [sub];
+    // The sub paths are checked once the folder is known to be scannable, as they were before.
+    await model.scan(id, () => subs.map(cleanSub));
     return reply.code(200).send();
   });
 
@@ -143,17 +144,8 @@ export async function dbRoutes(app: FastifyInstance, options: DbRouteOptions): P
   });
   app.post('/rest/db/ignores', async (request) => {
     const { id, model } = folderOf(request);
-    let body: unknown;
-    try {
-      body = JSON.parse(String(request.body ?? ''));
-    } catch (error) {
-      throw invalidQuery(`the body must be JSON such as {"ignore": ["*.tmp"]}: ${(error as Error).message}`);
-    }
-    const lines = (body as { ignore?: unknown } | null)?.ignore;
-    if (!Array.isArray(lines) || !lines.every((line) => typeof line === 'string')) {
-      throw invalidQuery('the body must be {"ignore": [lines of .stignore]}');
-    }
-    return model.setIgnores(id, lines);
+    // The body is read once the folder is known to run.
+    return model.setIgnores(id, () => ignoreLines(request.body));
   });
 
   app.get('/rest/folder/errors', async (request) => {
@@ -162,6 +154,21 @@ export async function dbRoutes(app: FastifyInstance, options: DbRouteOptions): P
     const errors = model.folderErrors(id);
     return { folder: id, errors: errors.slice((page - 1) * perpage, page * perpage), page, perpage };
   });
+}
+
+// The body of POST /rest/db/ignores: {"ignore": [lines of .stignore]}.
+function ignoreLines(body: unknown): string[] {
+  let value: unknown;
+  try {
+    value = JSON.parse(String(body ?? ''));
+  } catch (error) {
+    throw invalidQuery(`the body must be JSON such as {"ignore": ["*.tmp"]}: ${(error as Error).message}`);
+  }
+  const lines = (value as { ignore?: unknown } | null)?.ignore;
+  if (!Array.isArray(lines) || !lines.every((line) => typeof line === 'string')) {
+    throw invalidQuery('the body must be {"ignore": [lines of .stignore]}');
+  }
+  return lines as string[];
 }
 
 function query(request: FastifyRequest): Record<string, string | undefined> {

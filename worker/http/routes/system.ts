@@ -67,7 +67,7 @@ export async function systemRoutes(app: FastifyInstance, options: SystemRouteOpt
     if (request.headers['content-type'] !== undefined) request.headers['content-type'] = RAW_BODY_TYPE;
     done();
   });
-  // The same bytes as the answer given before Fastify (see answeredFast in app.ts).
+  // The same bytes as the answer given before Fastify (see fastPing in server.ts).
   // Async, as every route: the answer goes out after the requests pipelined behind it are counted.
   const pong = async (_request: FastifyRequest, reply: FastifyReply) => {
     reply.type(JSON_TYPE);
