@@ -14,7 +14,8 @@ const readme = [
   await readFile(new URL('../README.md', import.meta.url), 'utf8'),
   ...(await Promise.all(
     (await readdir(docs, { recursive: true }))
-      .filter((name) => name.endsWith('.md'))
+      // The performance notes are a diary, not the reference: what they say documents nothing.
+      .filter((name) => name.endsWith('.md') && !name.startsWith('perf-notes'))
       .map((name) => readFile(new URL(name, docs), 'utf8')),
   )),
 ].join('\n');
