@@ -180,13 +180,7 @@ export class BepSession {
    * with a RequestError when the peer answers an error or the session ends first.
    */
   request(request: BlockRequest): Promise<Uint8Array> {
-    if (this.#end) {
-      const error = new RequestError(
-        `the connection to ${this.#peer} ended: ${this.#end.reason}`,
-        ErrorCode.GENERIC,
-      );
-      return Promise.reject(error);
-    }
+    if (this.#end) return Promise.reject(this.#endedError(this.#end));
     const id = (this.#nextRequest = (this.#nextRequest + 1) & 0x7fffffff);
     return new Promise((resolve, reject) => {
       this.#requests.set(id, { resolve, reject });
@@ -401,13 +395,14 @@ export class BepSession {
     if (this.#end) return;
     this.#end = end;
     clearInterval(this.#timer);
-    for (const waiting of this.#requests.values()) {
-      waiting.reject(
-        new RequestError(`the connection to ${this.#peer} ended: ${end.reason}`, ErrorCode.GENERIC),
-      );
-    }
+    for (const waiting of this.#requests.values()) waiting.reject(this.#endedError(end));
     this.#requests.clear();
     for (const listener of this.#onEnd.splice(0)) listener(end);
+  }
+
+  // What a request gets when the session ends before its Response, or was asked of an ended one.
+  #endedError(end: SessionEnd): RequestError {
+    return new RequestError(`the connection to ${this.#peer} ended: ${end.reason}`, ErrorCode.GENERIC);
   }
 }
 

@@ -35,8 +35,8 @@ export interface SyncModel {
    * once the folder is known to run.
    */
   setIgnores(folder: string, lines: () => string[]): Promise<IgnoreLines>;
-  /** The items the last scan or pull could not handle. */
-  folderErrors(folder: string): Array<{ path: string; error: string }>;
+  /** The items the last scan or pull could not handle, one page. */
+  folderErrors(folder: string, page: Page): Array<{ path: string; error: string }>;
   /** Each folder's last scan and last file, for GET /rest/stats/folder. */
   folderStats(folders: readonly string[]): Record<string, unknown>;
   /**

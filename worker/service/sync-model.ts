@@ -154,9 +154,12 @@ export class EngineModel implements SyncModel {
     return ignoreLines(ignores);
   }
 
-  folderErrors(folder: string) {
+  folderErrors(folder: string, page: Page) {
     const runner = this.#parts.folders?.get(folder);
-    return (runner?.problems ?? []).map((problem) => ({ path: problem.name, error: problem.error }));
+    return pageOf(runner?.problems ?? [], page).map((problem) => ({
+      path: problem.name,
+      error: problem.error,
+    }));
   }
 
   folderStats(folders: readonly string[]): Record<string, unknown> {

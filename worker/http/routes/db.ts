@@ -151,8 +151,7 @@ export async function dbRoutes(app: FastifyInstance, options: DbRouteOptions): P
   app.get('/rest/folder/errors', async (request) => {
     const { id, model } = folderOf(request);
     const { page, perpage } = paging(request);
-    const errors = model.folderErrors(id);
-    return { folder: id, errors: errors.slice((page - 1) * perpage, page * perpage), page, perpage };
+    return { folder: id, errors: model.folderErrors(id, { page, perpage }), page, perpage };
   });
 }
 
