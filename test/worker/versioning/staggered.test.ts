@@ -1,13 +1,14 @@
 import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-process.env.TZ = 'UTC';
 import { join } from 'node:path';
 import t from 'tap';
 import { staggeredToRemove } from '../../../worker/versioning/staggered.ts';
 import { parseTag } from '../../../worker/versioning/tags.ts';
+import { inTimeZone } from '../../helpers/time-zone.ts';
 import { local, setMtime, versionedFolder } from './folder.ts';
 
 // staggered_test.go TestStaggeredVersioningVersionCount: its names, its now, maxAge 365 days.
-const now = parseTag('20160415-140000') as Date;
+// Read in each test, once its zone is set.
+const tagTime = (tag: string) => parseTag(tag) as Date;
 const versions = [
   'test~20160415-140000', // 0 seconds ago
   'test~20160415-135959', // 1 second ago
@@ -64,7 +65,9 @@ const removed = [
 t.test("staggered_test.go's test vector: the same versions removed", async (t) => {
   // Ages are differences of local times: in a zone with daylight saving, March's change would move
   // them by an hour, as it would Syncthing's own test.
-  t.equal(process.env.TZ, 'UTC', 'run in UTC (set below)');
+  inTimeZone(t, 'UTC');
+  t.equal(process.env.TZ, 'UTC', 'run in UTC');
+  const now = tagTime('20160415-140000');
   t.same(staggeredToRemove(versions, now, 365 * 86400).sort(), [...removed].sort());
   t.same(
     staggeredToRemove([...versions].reverse(), now, 365 * 86400).sort(),
@@ -74,6 +77,8 @@ t.test("staggered_test.go's test vector: the same versions removed", async (t) =
 });
 
 t.test('maxAge 0 keeps versions forever, one a week past 30 days; an unparsable tag is kept', async (t) => {
+  inTimeZone(t, 'UTC');
+  const now = tagTime('20160415-140000');
   const kept = staggeredToRemove(versions, now, 0);
   t.notOk(kept.includes('test~20150414-140000'), 'the oldest is kept: nothing expires by age');
   t.ok(kept.includes('test~20150416-135958'), 'within a week of the one kept before it: removed');
@@ -86,6 +91,7 @@ t.test('maxAge 0 keeps versions forever, one a week past 30 days; an unparsable 
 });
 
 t.test('an archive is tagged with now, keeps its mtime, and thins the versions of that file', async (t) => {
+  inTimeZone(t, 'UTC');
   const {
     root,
     versions: dir,
@@ -121,6 +127,7 @@ t.test('an archive is tagged with now, keeps its mtime, and thins the versions o
 t.test(
   'the cleanout expires by maxAge, and removes the directories left empty at the next pass',
   async (t) => {
+    inTimeZone(t, 'UTC');
     const {
       versions: dir,
       versioner,

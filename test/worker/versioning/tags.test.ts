@@ -1,4 +1,5 @@
 import t from 'tap';
+import { inTimeZone } from '../../helpers/time-zone.ts';
 import { goAtoi } from '../../../worker/versioning/params.ts';
 import {
   extractTag,
@@ -9,10 +10,11 @@ import {
   untagFilename,
 } from '../../../worker/versioning/tags.ts';
 
-// A zone without daylight saving, far from UTC: a tag in UTC would show.
-process.env.TZ = 'Asia/Kolkata';
+// Each test runs in a zone without daylight saving, far from UTC: a tag in UTC would show.
+const zone = 'Asia/Kolkata';
 
 t.test('a tag is the local time YYYYMMDD-HHMMSS, and reads back as that local time', async (t) => {
+  inTimeZone(t, zone);
   const at = new Date(Date.UTC(2022, 2, 15, 4, 41, 12, 999));
   t.equal(formatTag(at), '20220315-101112', 'local (+05:30), not UTC, seconds truncated');
   t.equal(parseTag('20220315-101112')?.getTime(), Date.UTC(2022, 2, 15, 4, 41, 12));
@@ -31,6 +33,7 @@ t.test('a tag is the local time YYYYMMDD-HHMMSS, and reads back as that local ti
 });
 
 t.test('the tag goes before the last extension of the last element (Go filepath.Ext)', async (t) => {
+  inTimeZone(t, zone);
   const cases: Array<[string, string]> = [
     ['foo.txt', 'foo~T.txt'],
     ['a.tar.gz', 'a.tar~T.gz'],
@@ -44,6 +47,7 @@ t.test('the tag goes before the last extension of the last element (Go filepath.
 });
 
 t.test('names are untagged as Syncthing untags them', async (t) => {
+  inTimeZone(t, zone);
   const cases: Array<[string, [string, string]]> = [
     ['foo~20220315-101112.txt', ['foo.txt', '20220315-101112']],
     ['sub/a.tar~20220315-101112.gz', ['sub/a.tar.gz', '20220315-101112']],
@@ -58,6 +62,7 @@ t.test('names are untagged as Syncthing untags them', async (t) => {
 });
 
 t.test("a file's versions are its base with a 15-character time tag, glob characters literal", async (t) => {
+  inTimeZone(t, zone);
   t.ok(isVersionOf('f.txt', 'f~20220315-101112.txt'));
   t.ok(isVersionOf('[1].txt', '[1]~20220315-101112.txt'));
   t.ok(isVersionOf('.bashrc', '~20220315-101112.bashrc'));
@@ -67,6 +72,7 @@ t.test("a file's versions are its base with a 15-character time tag, glob charac
 });
 
 t.test("params read as Go's strconv.Atoi reads them", async (t) => {
+  inTimeZone(t, zone);
   t.equal(goAtoi('5'), 5);
   t.equal(goAtoi('+7'), 7);
   t.equal(goAtoi('-3'), -3);

@@ -1,0 +1,4 @@
+// The in-process test files of the 'rest' group (test/helpers/in-process.ts), in one process.
+import { runGroup } from '../helpers/in-process.ts';
+
+await runGroup('rest');
