@@ -1,4 +1,4 @@
-// The layers of syncd's sources, checked by `npm test` (test/static/layers.test.ts) with
+// The layers of syncd's sources, checked by `npm test` (test/checks/layers.test.ts) with
 // dependency-cruiser. docs/design.md draws them. Each rule says what a folder may NOT import; the
 // floors, from the ground up, follow Syncthing's package graph (lib/protocol and lib/fs at the
 // bottom, lib/db owning the global state, lib/scanner knowing no database, lib/model between

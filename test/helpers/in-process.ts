@@ -1,7 +1,7 @@
 // Runs many test files in one process. Each file tap runs costs about 1.5 CPU-seconds before its first
 // test (tap's and tsx's start), which on a 2-core machine was a quarter of `npm test`; the files that
 // test in-process therefore run a group at a time, each group in one process (test/groups/), while
-// those that wait on processes (test/process/, test/static/) keep a process each, run side by side.
+// those that wait on processes (test/process/, test/checks/) keep a process each, run side by side.
 // A file still runs alone as `npx tap <file>`. Files share the process: none may leave a handle, a
 // hook on the root test or a changed environment behind (see time-zone.ts).
 import { readdir } from 'node:fs/promises';
@@ -12,7 +12,7 @@ import { packageRoot } from '../../shared/paths.ts';
 const testRoot = join(packageRoot, 'test');
 
 /** The folders of test/ whose files tap runs one per process (its `include`), and those without tests. */
-const OWN_PROCESS = ['process', 'static', 'groups', 'helpers', 'fixtures'];
+const OWN_PROCESS = ['process', 'checks', 'groups', 'helpers', 'fixtures'];
 
 /** Which folders each group runs; `rest` runs every test file no other group or process claims. */
 export const GROUPS: Record<string, string[]> = {
