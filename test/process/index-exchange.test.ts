@@ -110,6 +110,9 @@ t.test('indexes go both ways, in full, then as deltas', { skip }, async (t) => {
     }>(syncd, 'GET', '/rest/system/connections');
     return connections[syncthing.id]?.connected;
   });
+  // The new worker's first scan over before d.txt is written: one still walking the folder on a busy
+  // machine would find d.txt empty, as writeFile creates it, and send that first.
+  await api(syncd, 'POST', '/rest/db/scan?folder=shared');
   await writeFile(join(mine, 'd.txt'), 'a change after the reconnection\n');
   await api(syncd, 'POST', '/rest/db/scan?folder=shared');
   await syncthing.until('syncd’s d.txt in Syncthing’s index', () =>
