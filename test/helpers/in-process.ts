@@ -2,8 +2,9 @@
 // test (tap's and tsx's start), which on a 2-core machine was a quarter of `npm test`; the files that
 // test in-process therefore run a group at a time, each group in one process (test/groups/), while
 // those that wait on processes (test/process/, test/checks/) keep a process each, run side by side.
-// A file still runs alone as `npx tap <file>`. Files share the process: none may leave a handle, a
-// hook on the root test or a changed environment behind (see time-zone.ts).
+// A file still runs alone as `npx tap <file>`. Files share the process: none may leave a handle or a
+// changed environment behind (see time-zone.ts), nor add a hook to the root test but teardown-first's,
+// which is meant for every test. test/test-files.test.ts checks that each file runs once.
 import { readdir } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -23,7 +24,7 @@ export const GROUPS: Record<string, string[]> = {
 };
 
 /** The test files of test/, relative to it, sorted. */
-async function testFiles(): Promise<string[]> {
+export async function testFiles(): Promise<string[]> {
   const entries = await readdir(testRoot, { recursive: true, withFileTypes: true });
   return entries
     .filter((entry) => entry.isFile() && entry.name.endsWith('.test.ts'))

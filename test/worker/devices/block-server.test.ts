@@ -157,7 +157,8 @@ t.test('a folder configured as ~/NAME is served from the home directory, as it i
   const saved = process.env.HOME;
   process.env.HOME = home;
   t.teardown(() => {
-    process.env.HOME = saved;
+    if (saved === undefined) delete process.env.HOME;
+    else process.env.HOME = saved;
   });
   const config = emptyConfiguration();
   config.folders.push({
