@@ -4,12 +4,11 @@ import { execa } from 'execa';
 import t from 'tap';
 import { packageRoot } from '../shared/paths.ts';
 import { GROUPS, groupFiles, testFiles } from './helpers/in-process.ts';
+import { outsideTap } from './helpers/teardown-first.ts';
 
 t.test('each test file is run by tap itself or by exactly one group', async (t) => {
-  // tap's own list of what it runs, in a process of its own that does not take itself for a test.
-  const env = Object.fromEntries(
-    Object.entries(process.env).filter(([name]) => !name.startsWith('TAP') && name !== 'NODE_OPTIONS'),
-  );
+  // tap's own list of what it runs.
+  const env = outsideTap();
   const { stdout } = await execa('tap', ['list'], {
     cwd: packageRoot,
     preferLocal: true,

@@ -8,8 +8,8 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { TapConfig } from '@tapjs/config';
 import { execa } from 'execa';
+import { packageRoot } from '../../shared/paths.ts';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
 const wanted = (await TapConfig.load()).pluginSignature;
 // The class tap built, as @tapjs/test loads it, with the plugins it was built with.
 const built = fileURLToPath(
@@ -18,4 +18,4 @@ const built = fileURLToPath(
 const source = await readFile(built, 'utf8').catch(() => '');
 const signature = /^export const signature = `([^`]*)`/m.exec(source)?.[1];
 if (signature?.trim() === wanted) process.stdout.write('tap: its Test class has the configured plugins\n');
-else await execa('tap', ['build'], { cwd: root, preferLocal: true, stdio: 'inherit' });
+else await execa('tap', ['build'], { cwd: packageRoot, preferLocal: true, stdio: 'inherit' });

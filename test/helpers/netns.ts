@@ -2,6 +2,7 @@
 // addresses of 10.231.N.0/24, where broadcasts and announcements reach only each other. Made by the
 // test, and removed afterwards with every process still inside them, whatever the outcome.
 import { execa } from 'execa';
+import type { Teardown } from './teardown-first.ts';
 
 export interface Namespaces {
   /** The namespaces' names; `exec(n)` is the command prefix that runs a command inside the n-th. */
@@ -17,10 +18,6 @@ export async function namespacesUnavailable(): Promise<string | undefined> {
   const ip = await execa('ip', ['netns', 'list'], { reject: false });
   if (ip.exitCode !== 0) return `ip netns does not work here: ${ip.stderr || ip.message}`;
   return undefined;
-}
-
-interface Teardown {
-  teardown(fn: () => unknown): void;
 }
 
 /**

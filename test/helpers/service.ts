@@ -6,13 +6,10 @@ import {
   startService as start,
 } from '../../shared/client/testing.ts';
 import './teardown-first.ts';
+import type { Teardown } from './teardown-first.ts';
 
 export { syncdBin } from '../../shared/client/testing.ts';
 export type { LogLine, Service, StartOptions };
-
-interface Teardown {
-  teardown(fn: () => unknown): void;
-}
 
 /** The harness's startService, with the service ended in `t.teardown`, whatever the test's outcome. */
 export async function startService(t: Teardown, options: StartOptions = {}): Promise<Service> {

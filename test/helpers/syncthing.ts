@@ -11,6 +11,7 @@ import { execa } from 'execa';
 import getPort from 'get-port';
 import { deviceId } from '../../shared/device-id.ts';
 import './teardown-first.ts';
+import type { Teardown } from './teardown-first.ts';
 
 const hasSetpriv = (await execa('sh', ['-c', 'command -v setpriv'], { reject: false })).exitCode === 0;
 
@@ -104,10 +105,6 @@ export interface SyncthingOptions extends SyncthingDiscovery {
   prefix?: string[];
   /** The host its REST interface listens on (127.0.0.1 otherwise). */
   guiHost?: string;
-}
-
-interface Teardown {
-  teardown(fn: () => unknown): void;
 }
 
 /** Starts a Syncthing, stopped and its home removed in `t.teardown` whatever the test's outcome. */

@@ -12,3 +12,18 @@ if (process.env.TAP === '1') {
     child.teardown(() => {});
   });
 }
+
+/** What the helpers need of a tap test: a teardown (benchmarks pass their own). */
+export interface Teardown {
+  teardown(fn: () => unknown): void;
+}
+
+/**
+ * The environment for a tap run started from a test (a fresh project's, `tap list`): without this
+ * run's TAP_* settings and loaders, so that it does not take itself for part of this run.
+ */
+export function outsideTap(): Record<string, string | undefined> {
+  return Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !name.startsWith('TAP') && name !== 'NODE_OPTIONS'),
+  );
+}

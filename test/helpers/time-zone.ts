@@ -1,6 +1,4 @@
-interface Teardown {
-  teardown(fn: () => unknown): void;
-}
+import type { Teardown } from './teardown-first.ts';
 
 /**
  * Runs the rest of test `t` in time zone `zone` (Node reads TZ again when it is set), and restores the

@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import t from 'tap';
 import { packageRoot } from '../../shared/paths.ts';
 import { localPrebuilds } from '../helpers/prebuilds.ts';
+import { outsideTap } from '../helpers/teardown-first.ts';
 
 const run = promisify(execFile);
 
@@ -55,10 +56,7 @@ t.test("the README's tap example passes in a fresh project that installed the pa
   t.same(Object.keys(manifest.dependencies ?? {}), ['better-sqlite3'], 'the native index database only');
   await mkdir(join(project, 'test'));
   await writeFile(join(project, 'test', 'service.test.ts'), example ?? '');
-  // The child tap run must not take itself for part of this one.
-  const env = Object.fromEntries(
-    Object.entries(process.env).filter(([name]) => !name.startsWith('TAP') && name !== 'NODE_OPTIONS'),
-  );
+  const env = outsideTap();
   const result = await run(join(project, 'node_modules', '.bin', 'tap'), [], {
     cwd: project,
     env,
