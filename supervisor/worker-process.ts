@@ -72,38 +72,46 @@ export function startWorkerEarly(options: WorkerProcessOptions = {}): EarlyWorke
   };
 }
 
+/**
+ * Starts the worker process. Its own function so that the field holding the child takes the type
+ * inferred here: relating execa's generic result types to one another costs the type checker seconds.
+ */
+function spawnWorker(options: WorkerProcessOptions) {
+  return execaNode(options.entry ?? defaultEntry, [], {
+    // Handles (the accepted sockets) travel with Node's own send(); execa's IPC helpers carry none.
+    ipc: true,
+    // The supervisor's own V8 flags (a small young generation, see package.json's start) are not the
+    // worker's: it has its own. Others (--cpu-prof, --inspect) go on to it as Node passes them.
+    nodeOptions: [
+      ...WORKER_FLAGS,
+      ...process.execArgv.filter((flag) => !SUPERVISOR_ONLY_FLAGS.some((only) => flag.startsWith(only))),
+    ],
+    serialization: 'json',
+    stdin: 'ignore',
+    stdout: 'inherit',
+    stderr: 'pipe',
+    buffer: false,
+    reject: false,
+    // The supervisor ends its workers itself, in order; a worker also exits when its channel closes.
+    cleanup: false,
+    // execa's node option extends PATH and fails on an environment without one (some service managers
+    // start processes so); the worker needs none, so an empty one does.
+    env: { PATH: process.env.PATH ?? '', ...options.env },
+  });
+}
+
 /** One worker child process, spoken to over its IPC channel. */
 export class WorkerProcess implements WorkerHandle {
   readonly pid: number;
   #exited = false;
   #killReason: string | undefined;
-  readonly #child: ReturnType<typeof execaNode>;
+  readonly #child: ReturnType<typeof spawnWorker>;
   readonly #stderr = new LastLine();
   #stderrCopy: LossyOutput | undefined;
 
   constructor(events: WorkerEvents, options: WorkerProcessOptions = {}) {
     this.#stderrCopy = options.stderr;
-    this.#child = execaNode(options.entry ?? defaultEntry, [], {
-      // Handles (the accepted sockets) travel with Node's own send(); execa's IPC helpers carry none.
-      ipc: true,
-      // The supervisor's own V8 flags (a small young generation, see package.json's start) are not the
-      // worker's: it has its own. Others (--cpu-prof, --inspect) go on to it as Node passes them.
-      nodeOptions: [
-        ...WORKER_FLAGS,
-        ...process.execArgv.filter((flag) => !SUPERVISOR_ONLY_FLAGS.some((only) => flag.startsWith(only))),
-      ],
-      serialization: 'json',
-      stdin: 'ignore',
-      stdout: 'inherit',
-      stderr: 'pipe',
-      buffer: false,
-      reject: false,
-      // The supervisor ends its workers itself, in order; a worker also exits when its channel closes.
-      cleanup: false,
-      // execa's node option extends PATH and fails on an environment without one (some service managers
-      // start processes so); the worker needs none, so an empty one does.
-      env: { PATH: process.env.PATH ?? '', ...options.env },
-    });
+    this.#child = spawnWorker(options);
     this.pid = this.#child.pid ?? -1;
 
     this.#child.stderr?.on('data', (chunk: Buffer) => {

@@ -49,6 +49,20 @@ export interface StartOptions {
   detached?: boolean;
 }
 
+/**
+ * How the service's process is started (execa's options), which types `Service.process`. Spelled out
+ * so that both are one type: relating two of execa's generic result types costs the checker seconds.
+ */
+export type ProcessOptions = {
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  stdin: 'pipe';
+  buffer: false;
+  reject: false;
+  cleanup: true;
+  detached: boolean;
+};
+
 export interface Service {
   /** http://HOST:PORT (https with TLS), where the service listens: the address it actually bound. */
   url: string;
@@ -67,7 +81,7 @@ export interface Service {
   /** Every worker pid the supervisor has started, in order. */
   workerPids: number[];
   /** The process started: the supervisor, or npm with `viaNpm`. */
-  process: ResultPromise<{ reject: false; buffer: false; stdin: 'pipe' }>;
+  process: ResultPromise<ProcessOptions>;
   /** Settles when that process has exited and its output has ended; awaiting it keeps the test alive. */
   readonly exited: Promise<{ exitCode: number | undefined; signal: string | undefined }>;
   /** The first log line for which `match` holds, waiting for it if need be. */
@@ -100,7 +114,7 @@ export async function startService(options: StartOptions = {}): Promise<Service>
   const [command, commandArgs] = options.viaNpm
     ? ['npm', ['start', '--silent', '--', ...args]]
     : [process.execPath, [syncdBin, 'serve', ...args]];
-  const child = execa(command, commandArgs, {
+  const child = execa<ProcessOptions>(command, commandArgs, {
     cwd: options.cwd ?? packageRoot,
     env,
     stdin: 'pipe',
