@@ -1,25 +1,32 @@
 // Runs many test files in one process. Each file tap runs costs about 1.5 CPU-seconds before its first
-// test (tap's and tsx's start), which on a 2-core machine was a quarter of `npm test`; the files that
-// test in-process therefore run a group at a time, each group in one process (test/groups/), while
-// those that wait on processes (test/process/, test/checks/) keep a process each, run side by side.
+// test (tap's and tsx's start), which on a 2-core machine was a quarter of `npm test`; most files
+// therefore run a group at a time, each group in one process (test/groups/). Those that spend their
+// time waiting (on timeouts, on Syncthing, on many processes: the files directly in test/process/) and
+// the checks keep a process each, run side by side, so that their waits overlap.
 // A file still runs alone as `npx tap <file>`. Files share the process: none may leave a handle or a
 // changed environment behind (see time-zone.ts), nor add a hook to the root test but teardown-first's,
 // which is meant for every test. test/test-files.test.ts checks that each file runs once.
 import { readdir } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { packageRoot } from '../../shared/paths.ts';
 
 const testRoot = join(packageRoot, 'test');
 
-/** The folders of test/ whose files tap runs one per process (its `include`), and those without tests. */
+/**
+ * The folders whose own files tap runs one per process (its `include`), and those without tests; their
+ * subfolders belong to the groups that name them.
+ */
 const OWN_PROCESS = ['process', 'checks', 'groups', 'helpers', 'fixtures'];
 
-/** Which folders each group runs; `rest` runs every test file no other group or process claims. */
+/** Which folders each group runs; a file belongs to the group that names the folder nearest to it. */
 export const GROUPS: Record<string, string[]> = {
   sync: ['worker/sync', 'worker/folders'],
   serving: ['worker/http', 'worker/devices', 'worker/bep'],
   engine: ['worker'],
+  compat: ['process/compat'],
+  service: ['process/service'],
+  package: ['process/package'],
   rest: [''],
 };
 
@@ -34,20 +41,20 @@ export async function testFiles(): Promise<string[]> {
 
 const within = (file: string, folder: string) => folder === '' || file.startsWith(`${folder}/`);
 
-/**
- * The files of group `name`: those below its folders, less those of OWN_PROCESS and of the groups
- * listed before it (a file belongs to the first group whose folder holds it).
- */
+/** The group that runs `file`, or undefined when tap runs it in a process of its own. */
+function groupOf(file: string): string | undefined {
+  if (OWN_PROCESS.includes(dirname(file))) return undefined;
+  let nearest: { group: string; folder: string } | undefined;
+  for (const [group, folders] of Object.entries(GROUPS))
+    for (const folder of folders)
+      if (within(file, folder) && folder.length >= (nearest?.folder.length ?? 0)) nearest = { group, folder };
+  return nearest?.group;
+}
+
+/** The files of group `name`, sorted. */
 export async function groupFiles(name: string): Promise<string[]> {
-  const order = Object.keys(GROUPS);
-  if (!order.includes(name)) throw new Error(`no test group named ${name}`);
-  const earlier = order.slice(0, order.indexOf(name)).flatMap((group) => GROUPS[group] ?? []);
-  return (await testFiles()).filter(
-    (file) =>
-      !OWN_PROCESS.some((folder) => within(file, folder)) &&
-      !earlier.some((folder) => within(file, folder)) &&
-      (GROUPS[name] ?? []).some((folder) => within(file, folder)),
-  );
+  if (!(name in GROUPS)) throw new Error(`no test group named ${name}`);
+  return (await testFiles()).filter((file) => groupOf(file) === name);
 }
 
 /** Loads every file of group `name`: their tests join this process's root test, in file order. */

@@ -2,9 +2,9 @@ import { createServer } from 'node:net';
 import { execa } from 'execa';
 import getPort from 'get-port';
 import t from 'tap';
-import { syncthing } from '../../scripts/bench/targets.ts';
-import { ClientError, SyncdClient } from '../../shared/client/client.ts';
-import { isAlive, startService, waitFor } from '../helpers/service.ts';
+import { syncthing } from '../../../scripts/bench/targets.ts';
+import { ClientError, SyncdClient } from '../../../shared/client/client.ts';
+import { isAlive, startService, waitFor } from '../../helpers/service.ts';
 
 const hasSyncthing = (await execa('sh', ['-c', 'command -v syncthing'], { reject: false })).exitCode === 0;
 const noSyncthing = hasSyncthing ? false : 'syncthing is not installed (.ci/run installs it from Debian)';

@@ -7,8 +7,8 @@ import { execa } from 'execa';
 import getPort from 'get-port';
 import { Writable } from 'node:stream';
 import t from 'tap';
-import { runSupervisor } from '../../supervisor/run.ts';
-import { call, startService, syncdBin } from '../helpers/service.ts';
+import { runSupervisor } from '../../../supervisor/run.ts';
+import { call, startService, syncdBin } from '../../helpers/service.ts';
 
 async function tempHome(t: { teardown(fn: () => unknown): void }) {
   const dir = await mkdtemp(join(tmpdir(), 'syncd-run-'));

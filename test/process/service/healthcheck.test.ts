@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import getPort from 'get-port';
 import t from 'tap';
-import { call, startService } from '../helpers/service.ts';
-import { healthcheckScript, packageRoot } from '../../shared/paths.ts';
+import { call, startService } from '../../helpers/service.ts';
+import { healthcheckScript, packageRoot } from '../../../shared/paths.ts';
 
 const [root, script] = [packageRoot, healthcheckScript];
 

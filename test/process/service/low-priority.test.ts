@@ -7,8 +7,8 @@ import { once } from 'node:events';
 import { readdir, readFile } from 'node:fs/promises';
 import { execa } from 'execa';
 import t from 'tap';
-import { LOW_PRIORITY_NICENESS } from '../../worker/low-priority.ts';
-import { api, call, startService, withNewWorker } from '../helpers/service.ts';
+import { LOW_PRIORITY_NICENESS } from '../../../worker/low-priority.ts';
+import { api, call, startService, withNewWorker } from '../../helpers/service.ts';
 
 const skip = process.platform === 'linux' ? false : 'thread priorities are read from /proc, on Linux';
 

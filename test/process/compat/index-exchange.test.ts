@@ -5,8 +5,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { api, startDevice, withNewWorker } from '../helpers/service.ts';
-import { hasSyncthing, NO_SYNCTHING, pollUntil, startSyncthing } from '../helpers/syncthing.ts';
+import { api, startDevice, withNewWorker } from '../../helpers/service.ts';
+import { hasSyncthing, NO_SYNCTHING, pollUntil, startSyncthing } from '../../helpers/syncthing.ts';
 
 const skip = hasSyncthing ? false : NO_SYNCTHING;
 

@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import getPort from 'get-port';
 import t from 'tap';
-import { call, startService, tryConnect } from '../helpers/service.ts';
-import { newDeviceId } from '../helpers/config.ts';
+import { call, startService, tryConnect } from '../../helpers/service.ts';
+import { newDeviceId } from '../../helpers/config.ts';
 
 const hasSyncthing = (await execa('sh', ['-c', 'command -v syncthing'], { reject: false })).exitCode === 0;
 

@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import getPort from 'get-port';
 import t from 'tap';
-import { localPrebuilds } from '../helpers/prebuilds.ts';
-import { startService } from '../helpers/service.ts';
-import { packageRoot } from '../../shared/paths.ts';
+import { localPrebuilds } from '../../helpers/prebuilds.ts';
+import { startService } from '../../helpers/service.ts';
+import { packageRoot } from '../../../shared/paths.ts';
 
 // No container engine runs on these machines: this checks the image's promises at process level.
 const root = packageRoot;

@@ -3,9 +3,9 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import type { WorkerExit } from '../../supervisor/worker-handle.ts';
-import { startWorkerEarly, WORKER_FLAGS } from '../../supervisor/worker-process.ts';
-import { isAlive, waitFor } from '../helpers/service.ts';
+import type { WorkerExit } from '../../../supervisor/worker-handle.ts';
+import { startWorkerEarly, WORKER_FLAGS } from '../../../supervisor/worker-process.ts';
+import { isAlive, waitFor } from '../../helpers/service.ts';
 
 t.test('a worker that exits while it loads is reported once adopted, not during adopt()', async (t) => {
   const entry = join(t.testdir(), 'exits.mjs');

@@ -3,10 +3,16 @@
 // Syncthing. Every file is checked by SHA-256.
 import { chmod, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileTree, sha } from '../helpers/file-tree.ts';
+import { fileTree, sha } from '../../helpers/file-tree.ts';
 import t from 'tap';
-import { call, startDevice } from '../helpers/service.ts';
-import { hasSyncthing, NO_SYNCTHING, pollUntil, shareFolder, startSyncthing } from '../helpers/syncthing.ts';
+import { call, startDevice } from '../../helpers/service.ts';
+import {
+  hasSyncthing,
+  NO_SYNCTHING,
+  pollUntil,
+  shareFolder,
+  startSyncthing,
+} from '../../helpers/syncthing.ts';
 
 const skip = hasSyncthing ? false : NO_SYNCTHING;
 

@@ -3,10 +3,16 @@
 // processNeeded, deleteDirOnDisk). Every file on both sides is checked by its SHA-256.
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileTree, sha } from '../helpers/file-tree.ts';
+import { fileTree, sha } from '../../helpers/file-tree.ts';
 import t from 'tap';
-import { startDevice } from '../helpers/service.ts';
-import { hasSyncthing, NO_SYNCTHING, pollUntil, shareFolder, startSyncthing } from '../helpers/syncthing.ts';
+import { startDevice } from '../../helpers/service.ts';
+import {
+  hasSyncthing,
+  NO_SYNCTHING,
+  pollUntil,
+  shareFolder,
+  startSyncthing,
+} from '../../helpers/syncthing.ts';
 
 const skip = hasSyncthing ? false : NO_SYNCTHING;
 

@@ -2,8 +2,8 @@
 // an open-file limit too low for the connections asked for, settings that cannot work.
 import { execa } from 'execa';
 import t from 'tap';
-import { SyncdClient } from '../../shared/client/client.ts';
-import { syncdBin, waitFor } from '../helpers/service.ts';
+import { SyncdClient } from '../../../shared/client/client.ts';
+import { syncdBin, waitFor } from '../../helpers/service.ts';
 
 const apiKey = 'a-key-for-the-limits-tests';
 

@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import t from 'tap';
-import { loadTls } from '../../shared/tls.ts';
-import { isAlive, startService, syncdBin } from '../helpers/service.ts';
+import { loadTls } from '../../../shared/tls.ts';
+import { isAlive, startService, syncdBin } from '../../helpers/service.ts';
 
 async function tempDir(t: { teardown(fn: () => unknown): void }) {
   const dir = await mkdtemp(join(tmpdir(), 'syncd-tls-'));

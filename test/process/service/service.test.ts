@@ -1,7 +1,7 @@
 // The service changing hands between real worker processes: never two holders, a worker that will
 // not let go is killed, and HTTP never waits for it.
 import t from 'tap';
-import { call, isAlive, startService, waitFor } from '../helpers/service.ts';
+import { call, isAlive, startService, waitFor } from '../../helpers/service.ts';
 
 t.test('HTTP is ready first; then the service is held, and a restart hands it over', async (t) => {
   const service = await startService(t);

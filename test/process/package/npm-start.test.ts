@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { execa } from 'execa';
 import t from 'tap';
-import { call, isAlive, startService, supervisorPids, waitFor } from '../helpers/service.ts';
+import { call, isAlive, startService, supervisorPids, waitFor } from '../../helpers/service.ts';
 
 t.test(
   '`npm start` runs `syncd serve`, npx syncd talks to it, and SIGTERM to npm ends the whole tree gracefully',

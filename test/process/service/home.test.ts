@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import t from 'tap';
-import { call, startService, syncdBin } from '../helpers/service.ts';
+import { call, startService, syncdBin } from '../../helpers/service.ts';
 
 async function tempHome(t: { teardown(fn: () => unknown): void }): Promise<string> {
   const home = await mkdtemp(join(tmpdir(), 'syncd-home-'));

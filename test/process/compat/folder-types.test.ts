@@ -4,8 +4,14 @@
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { api, startDevice } from '../helpers/service.ts';
-import { hasSyncthing, NO_SYNCTHING, pollUntil, shareFolder, startSyncthing } from '../helpers/syncthing.ts';
+import { api, startDevice } from '../../helpers/service.ts';
+import {
+  hasSyncthing,
+  NO_SYNCTHING,
+  pollUntil,
+  shareFolder,
+  startSyncthing,
+} from '../../helpers/syncthing.ts';
 
 const skip = hasSyncthing ? false : NO_SYNCTHING;
 type Status = { needFiles: number; receiveOnlyChangedFiles: number; sequence: number; state: string };

@@ -1,0 +1,4 @@
+// The process-level test files of the 'service' group (test/helpers/in-process.ts), in one process.
+import { runGroup } from '../helpers/in-process.ts';
+
+await runGroup('service');
