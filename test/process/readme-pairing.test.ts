@@ -18,7 +18,7 @@ import { namespacesUnavailable, removeNamespaces } from '../helpers/netns.ts';
 import { isAlive } from '../helpers/service.ts';
 import { hasSyncthing, NO_SYNCTHING, pollUntil } from '../helpers/syncthing.ts';
 
-// Syncthing starting, the walk-through (npm and npx on a loaded machine) and two syncs of up to 120 s
+// Syncthing starting, the walk-through (npm start on a loaded machine) and two syncs of up to 120 s
 // each take longer than the runner's 180 s.
 t.setTimeout(600_000);
 
