@@ -2,8 +2,8 @@ import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { join } from 'node:path';
 import { deviceId } from './device-id.ts';
 import { loadHomePair, readOptional } from './home-pair.ts';
+import { selfSignedCertificate } from './self-signed.ts';
 import { SettingError } from './settings.ts';
-import { certificateGenerator } from './tls.ts';
 
 // Syncthing's names: the device's certificate and key, in the home.
 export const DEVICE_CERT_FILE = 'cert.pem';
@@ -84,30 +84,19 @@ function idOf(cert: string, certPath: string, key: string, keyPath: string): str
 }
 
 export async function generateIdentity(): Promise<{ cert: string; key: string }> {
-  const generate = await certificateGenerator();
   const notBefore = new Date();
   notBefore.setUTCHours(0, 0, 0, 0);
-  const notAfter = new Date(notBefore.getTime() + LIFETIME_DAYS * 86_400_000);
-  const pems = await generate(
-    [
-      { name: 'organizationName', value: 'Syncthing' },
-      // selfsigned knows this one by its short name only.
-      { name: 'OU', value: 'Automatically Generated' },
-      { name: 'commonName', value: 'syncthing' },
+  return selfSignedCertificate({
+    subject: [
+      ['O', 'Syncthing'],
+      ['OU', 'Automatically Generated'],
+      ['CN', 'syncthing'],
     ],
-    {
-      keyType: 'ec',
-      curve: 'P-384',
-      algorithm: 'sha256',
-      notBeforeDate: notBefore,
-      notAfterDate: notAfter,
-      extensions: [
-        { name: 'basicConstraints', cA: false, critical: true },
-        { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
-        { name: 'extKeyUsage', serverAuth: true, clientAuth: true },
-        { name: 'subjectAltName', altNames: [{ type: 2, value: 'syncthing' }] },
-      ],
-    },
-  );
-  return { cert: pems.cert, key: pems.private };
+    curve: 'P-384',
+    notBefore,
+    notAfter: new Date(notBefore.getTime() + LIFETIME_DAYS * 86_400_000),
+    critical: true,
+    extendedKeyUsage: ['serverAuth', 'clientAuth'],
+    dnsNames: ['syncthing'],
+  });
 }

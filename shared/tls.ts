@@ -4,6 +4,7 @@ import { readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SettingError, settingLabel } from './settings.ts';
 import { loadHomePair, readOptional } from './home-pair.ts';
+import { selfSignedCertificate } from './self-signed.ts';
 
 // The self-signed pair, kept in the home so that every restart and every start serves the same one.
 // Syncthing's names for the GUI's pair: cert.pem and key.pem are the device's identity.
@@ -61,45 +62,25 @@ async function renameOldFiles(home: string): Promise<void> {
   }
 }
 
-/**
- * selfsigned's generate(), loaded only when a certificate is made: its X.509 libraries would cost
- * every start time and memory.
- */
-export async function certificateGenerator(): Promise<typeof import('selfsigned').generate> {
-  const module = await import('selfsigned');
-  // A CommonJS package: its exports come as `default` once bundled, as named exports under tsx.
-  return ((module as unknown as { default?: typeof module }).default ?? module).generate;
-}
-
 /** Its SHA-256 fingerprint, as the log shows it so that a client can be pinned to it. */
 export function fingerprint(cert: string): string {
   return new X509Certificate(cert).fingerprint256;
 }
 
 async function selfSigned(): Promise<{ cert: string; key: string }> {
-  const generate = await certificateGenerator();
-  const notAfter = new Date();
+  const notBefore = new Date();
+  const notAfter = new Date(notBefore);
   notAfter.setFullYear(notAfter.getFullYear() + 10);
-  const pems = await generate([{ name: 'commonName', value: 'syncd on localhost' }], {
-    keyType: 'ec',
+  return selfSignedCertificate({
+    subject: [['CN', 'syncd on localhost']],
     curve: 'P-256',
-    algorithm: 'sha256',
-    notAfterDate: notAfter,
-    extensions: [
-      { name: 'basicConstraints', cA: false },
-      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true },
-      { name: 'extKeyUsage', serverAuth: true },
-      {
-        name: 'subjectAltName',
-        altNames: [
-          { type: 2, value: 'localhost' },
-          { type: 7, ip: '127.0.0.1' },
-          { type: 7, ip: '::1' },
-        ],
-      },
-    ],
+    notBefore,
+    notAfter,
+    critical: false,
+    extendedKeyUsage: ['serverAuth'],
+    dnsNames: ['localhost'],
+    ipAddresses: ['127.0.0.1', '::1'],
   });
-  return { cert: pems.cert, key: pems.private };
 }
 
 function check(cert: string, key: string, what: string): void {
