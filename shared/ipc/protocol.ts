@@ -6,6 +6,13 @@ import type { RecentError, SupervisorStats } from '../api-types.ts';
 import type { ErrorChange } from '../recent-errors.ts';
 import type { Settings } from '../settings.ts';
 
+/**
+ * Set to `KILL` in a worker's environment when the supervisor started it through util-linux's setpriv
+ * with a parent-death signal: the kernel then kills the worker when the supervisor dies, and the worker
+ * needs no thread of its own watching for it (worker/orphan-guard.ts).
+ */
+export const PARENT_DEATH_SIGNAL_ENV = 'SYNCD_PARENT_DEATH_SIGNAL';
+
 /** The settings a worker serves with, as read by the supervisor. */
 export type WorkerSettings = Pick<
   Settings,

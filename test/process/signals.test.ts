@@ -1,6 +1,7 @@
 // Signals as people and service managers deliver them: to the whole process group, through npm, in the
 // first moments of a start, and a supervisor killed outright.
 import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { execa } from 'execa';
 import t from 'tap';
@@ -98,15 +99,32 @@ t.test(
   },
 );
 
-t.test('a worker with a blocked event loop dies with its supervisor, killed outright', async (t) => {
-  // A heartbeat timeout long enough that only the supervisor's death can end the worker.
-  const service = await startService(t, { env: { ...testRoutes, SYNCD_HEARTBEAT_TIMEOUT: '1m' } });
-  const pid = await service.workerPid();
-  t.equal((await call(service, 'POST', '/rest/test/block')).status, 200);
-  await sleep(200);
-  service.process.kill('SIGKILL');
-  await service.exited;
-  const killedAt = Date.now();
-  await waitFor('the blocked worker gone', async () => (isAlive(pid) ? undefined : true), 5000);
-  t.pass(`gone after ${Date.now() - killedAt} ms`);
-});
+// Through setpriv's parent-death signal where the machine has it, else the worker's own thread (a PATH
+// without setpriv); both are tried where it is here.
+const hasSetpriv = (await execa('sh', ['-c', 'command -v setpriv'], { reject: false })).exitCode === 0;
+for (const watcher of ['the kernel (setpriv)', "the worker's own thread"]) {
+  const withoutSetpriv = watcher !== 'the kernel (setpriv)';
+  t.test(
+    `a worker with a blocked event loop dies with its supervisor, killed outright: by ${watcher}`,
+    { skip: hasSetpriv || withoutSetpriv ? false : 'no setpriv on this machine' },
+    async (t) => {
+      // A heartbeat timeout long enough that only the supervisor's death can end the worker.
+      const env = {
+        ...testRoutes,
+        SYNCD_HEARTBEAT_TIMEOUT: '1m',
+        ...(withoutSetpriv ? { PATH: '/nonexistent' } : {}),
+      };
+      const service = await startService(t, { env });
+      const pid = await service.workerPid();
+      const environment = await readFile(`/proc/${pid}/environ`, 'utf8').catch(() => '');
+      t.equal(environment.split('\0').includes('SYNCD_PARENT_DEATH_SIGNAL=KILL'), !withoutSetpriv, watcher);
+      t.equal((await call(service, 'POST', '/rest/test/block')).status, 200);
+      await sleep(200);
+      service.process.kill('SIGKILL');
+      await service.exited;
+      const killedAt = Date.now();
+      await waitFor('the blocked worker gone', async () => (isAlive(pid) ? undefined : true), 5000);
+      t.pass(`gone after ${Date.now() - killedAt} ms`);
+    },
+  );
+}
