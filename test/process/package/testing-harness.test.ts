@@ -5,10 +5,10 @@ import getPort from 'get-port';
 import t from 'tap';
 // Through the package's own name, as users import it: this checks the export map too.
 import { startService } from 'syncd/testing';
-import { isAlive, waitFor } from '../helpers/service.ts';
+import { isAlive, waitFor } from '../../helpers/service.ts';
 
-const fixture = fileURLToPath(new URL('../fixtures/harness-then-fail.ts', import.meta.url));
-const forgotten = fileURLToPath(new URL('../fixtures/harness-forgotten.ts', import.meta.url));
+const fixture = fileURLToPath(new URL('../../fixtures/harness-then-fail.ts', import.meta.url));
+const forgotten = fileURLToPath(new URL('../../fixtures/harness-forgotten.ts', import.meta.url));
 
 t.test('startService gives a running service with its client, pids and logs; stop ends it all', async (t) => {
   const service = await startService();

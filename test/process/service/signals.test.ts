@@ -5,7 +5,7 @@ import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { execa } from 'execa';
 import t from 'tap';
-import { call, isAlive, startService, syncdBin, waitFor } from '../helpers/service.ts';
+import { call, isAlive, startService, syncdBin, waitFor } from '../../helpers/service.ts';
 
 const testRoutes = { SYNCD_TEST_ROUTES: '1' };
 

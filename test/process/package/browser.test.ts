@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import getPort from 'get-port';
 import { chromium } from 'playwright-core';
 import t from 'tap';
-import { call, startService } from '../helpers/service.ts';
+import { call, startService } from '../../helpers/service.ts';
 
 // A web page in the user's own browser must not be able to stop, restart or clear the service, by any
 // means a page has. Real headless Chromium (Debian's, which .ci/run installs), driven by playwright-core.
