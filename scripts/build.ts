@@ -66,7 +66,7 @@ const [main, thread] = await Promise.all([
     ...shared,
     external: Object.keys(manifest.dependencies ?? {}),
     entryPoints: entries,
-    // Dynamic imports (the certificate generator) become chunks of their own, loaded only when used.
+    // Dynamic imports (the serve command, the engine) become chunks of their own, loaded only when used.
     // Every output, chunks included, sits one folder below dist/: the supervisor's code finds the
     // worker as ../worker/main.js wherever the bundler puts it.
     splitting: true,
