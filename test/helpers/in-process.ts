@@ -9,6 +9,7 @@
 import { readdir } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import t from 'tap';
 import { packageRoot } from '../../shared/paths.ts';
 
 const testRoot = join(packageRoot, 'test');
@@ -57,7 +58,12 @@ export async function groupFiles(name: string): Promise<string[]> {
   return (await testFiles()).filter((file) => groupOf(file) === name);
 }
 
-/** Loads every file of group `name`: their tests join this process's root test, in file order. */
+/**
+ * Loads every file of group `name`: their tests join this process's root test, in file order. The
+ * group has the time tap gives a file (its `timeout`, in seconds) for each of its files.
+ */
 export async function runGroup(name: string): Promise<void> {
-  for (const file of await groupFiles(name)) await import(pathToFileURL(join(testRoot, file)).href);
+  const files = await groupFiles(name);
+  t.setTimeout(Number(process.env.TAP_TIMEOUT ?? 30) * 1000 * files.length);
+  for (const file of files) await import(pathToFileURL(join(testRoot, file)).href);
 }

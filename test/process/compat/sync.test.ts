@@ -19,8 +19,14 @@ import {
 } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { api, startDevice, withNewWorker } from '../helpers/service.ts';
-import { hasSyncthing, NO_SYNCTHING, pollUntil, shareFolder, startSyncthing } from '../helpers/syncthing.ts';
+import { api, startDevice, withNewWorker } from '../../helpers/service.ts';
+import {
+  hasSyncthing,
+  NO_SYNCTHING,
+  pollUntil,
+  shareFolder,
+  startSyncthing,
+} from '../../helpers/syncthing.ts';
 
 const skip = hasSyncthing ? false : NO_SYNCTHING;
 // A name of 255 bytes (the most ext4 takes), in two-byte characters; another made on syncd.
