@@ -1,10 +1,10 @@
 import { execa } from 'execa';
 import getPort from 'get-port';
 import t from 'tap';
-import { syncthing } from '../../scripts/bench/targets.ts';
-import { runCli } from '../../scripts/cli/run.ts';
-import { call, startService, syncdBin, tryConnect, waitFor } from '../helpers/service.ts';
-import { newDeviceId } from '../helpers/config.ts';
+import { syncthing } from '../../../scripts/bench/targets.ts';
+import { runCli } from '../../../scripts/cli/run.ts';
+import { call, startService, syncdBin, tryConnect, waitFor } from '../../helpers/service.ts';
+import { newDeviceId } from '../../helpers/config.ts';
 
 const hasSyncthing = (await execa('sh', ['-c', 'command -v syncthing'], { reject: false })).exitCode === 0;
 const noSyncthing = hasSyncthing ? false : 'syncthing is not installed (.ci/run installs it from Debian)';
