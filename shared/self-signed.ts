@@ -134,11 +134,9 @@ function ipBytes(ip: string): Buffer {
   if (!isIPv6(ip) || ip.includes('.')) throw new Error(`not an IP address this writes: ${ip}`);
   const [head = '', tail] = ip.split('::');
   const groups = (part: string) => (part === '' ? [] : part.split(':').map((group) => parseInt(group, 16)));
-  const known = [...groups(head), ...(tail === undefined ? [] : groups(tail))];
-  const words =
-    tail === undefined
-      ? known
-      : [...groups(head), ...Array<number>(8 - known.length).fill(0), ...groups(tail)];
+  const [before, after] = [groups(head), groups(tail ?? '')];
+  // `::` stands for the zero groups that make eight.
+  const words = [...before, ...Array<number>(8 - before.length - after.length).fill(0), ...after];
   const bytes = Buffer.alloc(16);
   words.forEach((word, index) => bytes.writeUInt16BE(word, index * 2));
   return bytes;

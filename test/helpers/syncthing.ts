@@ -13,7 +13,8 @@ import { deviceId } from '../../shared/device-id.ts';
 import './teardown-first.ts';
 import type { Teardown } from './teardown-first.ts';
 
-const hasSetpriv = (await execa('sh', ['-c', 'command -v setpriv'], { reject: false })).exitCode === 0;
+/** Whether util-linux's setpriv is on PATH (processes tied to this one by a parent-death signal). */
+export const hasSetpriv = (await execa('sh', ['-c', 'command -v setpriv'], { reject: false })).exitCode === 0;
 
 export const hasSyncthing =
   (await execa('sh', ['-c', 'command -v syncthing'], { reject: false })).exitCode === 0;

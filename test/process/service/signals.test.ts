@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { execa } from 'execa';
 import t from 'tap';
 import { call, isAlive, startService, syncdBin, waitFor } from '../../helpers/service.ts';
+import { hasSetpriv } from '../../helpers/syncthing.ts';
 
 const testRoutes = { SYNCD_TEST_ROUTES: '1' };
 
@@ -101,7 +102,6 @@ t.test(
 
 // Through setpriv's parent-death signal where the machine has it, else the worker's own thread (a PATH
 // without setpriv); both are tried where it is here.
-const hasSetpriv = (await execa('sh', ['-c', 'command -v setpriv'], { reject: false })).exitCode === 0;
 for (const watcher of ['the kernel (setpriv)', "the worker's own thread"]) {
   const withoutSetpriv = watcher !== 'the kernel (setpriv)';
   t.test(
