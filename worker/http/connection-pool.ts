@@ -83,7 +83,16 @@ export class ConnectionPool {
     return new Promise((resolve) => {
       if (this.#sockets.size === 0) return resolve({ cut: 0 });
       // A connection becomes idle once its last response is out: sweep often so that none lingers.
-      const sweep = () => this.#server.closeIdleConnections();
+      // Each sweep waits for the reads of the event loop's turn: a turn runs its timers before its
+      // reads, so a worker kept busy past a timer (it runs at low priority) would close a connection
+      // whose next request had arrived unread, and closing with unread input resets it.
+      let pending: NodeJS.Immediate | undefined;
+      const sweep = () => {
+        pending ??= setImmediate(() => {
+          pending = undefined;
+          this.#server.closeIdleConnections();
+        });
+      };
       let sweeper: NodeJS.Timeout | undefined;
       const grace = setTimeout(() => {
         sweep();
@@ -98,6 +107,7 @@ export class ConnectionPool {
         clearTimeout(grace);
         clearTimeout(deadline);
         clearInterval(sweeper);
+        clearImmediate(pending);
         this.#onEmpty = undefined;
         resolve({ cut });
       };

@@ -1,11 +1,12 @@
 // The app on a real socket of its own: what only a connection shows (pipelining, the parser's own
 // errors, slow readers).
-import { connect, type Socket } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
 import t, { type Test } from 'tap';
 import { RecentErrors } from '../../../shared/recent-errors.ts';
 import { AuthFailures } from '../../../worker/http/auth-failures.ts';
 import { appOptions, testApiKey } from '../../helpers/app.ts';
 import { buildApp } from '../../../worker/http/app.ts';
+import { ConnectionPool } from '../../../worker/http/connection-pool.ts';
 import { localErrors } from '../../../worker/http/routes/system.ts';
 
 const apiKey = testApiKey;
@@ -223,4 +224,45 @@ t.test('pings pipelined behind a slower request are answered in order, the same'
   );
   t.same(statuses(received), ['200', '200', '200']);
   t.equal(received.match(/\{"ping":"pong"\}/g)?.length, 2);
+});
+
+t.test('a request that came while the draining worker was busy is answered, not reset', async (t) => {
+  // The worker runs at low priority: starved past the idle grace, its event loop runs the expired
+  // timer before it reads what arrived meanwhile. A connection closed with a request unread is reset.
+  let draining = false;
+  const app = buildApp(appOptions({ isDraining: () => draining }));
+  await app.ready();
+  t.teardown(() => app.close());
+  const pool = new ConnectionPool(app.server);
+  const server = createServer((socket) => pool.serve(socket));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise((resolve) => server.close(resolve)));
+  const { port } = server.address() as { port: number };
+
+  const socket: Socket = connect({ port, host: '127.0.0.1' });
+  t.teardown(() => socket.destroy());
+  let received = '';
+  const errors: string[] = [];
+  socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+  socket.on('error', (error: NodeJS.ErrnoException) => errors.push(error.code ?? error.message));
+  const closed = new Promise((resolve) => socket.once('close', resolve));
+  socket.write(get('/rest/system/ping'));
+  await t.resolves(async () => {
+    while (!received.includes('pong')) await new Promise((resolve) => setTimeout(resolve, 5));
+  }, 'the first ping is answered, and the connection kept');
+
+  draining = true;
+  const drained = pool.drain({ idleGraceMs: 50, timeoutMs: 5000 });
+  // Written after this turn's reads (in the check phase), then busy past the grace: the next turn
+  // begins with the expired timer, the request still unread.
+  setImmediate(() => {
+    socket.write(get('/rest/system/ping'));
+    const until = performance.now() + 200;
+    while (performance.now() < until);
+  });
+  await closed;
+  t.same(errors, [], 'no reset');
+  t.same(statuses(received), ['200', '200'], 'both pings answered');
+  t.match(received, /connection: close\r\n[^]*\{"ping":"pong"\}$/i, 'the second with Connection: close');
+  t.same(await drained, { cut: 0 });
 });
