@@ -8,7 +8,7 @@ import { runCli } from '../../scripts/cli/run.ts';
 import { call, startService, waitFor } from '../helpers/service.ts';
 
 // Enough to take a good part of a second to index: the worker is killed after the first batch of 500.
-const FILES = 6000;
+const FILES = 3000;
 
 t.test('a worker killed mid-scan leaves an index that opens, and its successor completes it', async (t) => {
   const home = t.testdir();
