@@ -1,4 +1,4 @@
-// Lint rules: ESLint's and typescript-eslint's recommended sets; formatting is Prettier's job. The
+// Lint rules: ESLint's and typescript-eslint's recommended sets; formatting is oxfmt's job. The
 // service's own code is also linted with its types, for promises nobody waits for: one that rejects
 // unheard is an unhandled rejection, which ends a worker.
 import js from '@eslint/js';

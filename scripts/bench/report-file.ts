@@ -2,7 +2,7 @@
 // `<!-- /bench:NAME -->`. A run replaces the sections of the suites it ran and nothing else, so that
 // each suite can be refreshed alone and the prose around the tables stays as its editors wrote it.
 import { readFile, writeFile } from 'node:fs/promises';
-import { format, resolveConfig } from 'prettier';
+import { formatted } from '../formatted.ts';
 
 /** What a suite writes: its table, under its name in the markers. */
 export interface Section {
@@ -81,7 +81,7 @@ export async function writeSections(path: string, sections: Section[]): Promise<
   } catch (error) {
     throw new Error(`${path}: ${(error as Error).message}`, { cause: error });
   }
-  await writeFile(path, await format(text, { ...(await resolveConfig(path)), filepath: path }));
+  await writeFile(path, await formatted(path, text));
 }
 
 async function readText(path: string): Promise<string> {

@@ -2,8 +2,8 @@
 // between its markers; the tests check that the page says what the table says.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { format, resolveConfig } from 'prettier';
 import { type FieldStatus, SECTIONS } from '../../shared/config/field-status.ts';
+import { formatted } from '../formatted.ts';
 
 export const PAGE = fileURLToPath(new URL('../../docs/configuration.md', import.meta.url));
 const START = '<!-- fields: written by scripts/docs/config-fields.ts -->';
@@ -37,7 +37,7 @@ export async function pageWithTables(page: string): Promise<string> {
   const to = page.indexOf(END);
   if (from < 0 || to < from) throw new Error(`${PAGE} has lost its markers`);
   const text = `${page.slice(0, from + START.length)}\n\n${fieldTables()}\n${page.slice(to)}`;
-  return format(text, { ...(await resolveConfig(PAGE)), filepath: PAGE });
+  return formatted(PAGE, text);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

@@ -65,7 +65,8 @@ export type Serving = Pick<WorkerInit, 'address' | 'allowedHosts' | 'apiKey' | '
 
 /** The answer to a configuration save: the error names what could not be done, and nothing was. */
 export type SaveAnswer =
-  { ok: true; revision: number } | { ok: false; status: 400 | 409 | 500; message: string };
+  | { ok: true; revision: number }
+  | { ok: false; status: 400 | 409 | 500; message: string };
 
 export type Action = 'restart' | 'shutdown';
 export type DrainReason = Action;

@@ -1,4 +1,4 @@
-// The compiler's check, ESLint and Prettier's check as tests, run by tap beside the others (they wait
+// The compiler's check, ESLint and the formatter's check as tests, run by tap beside the others (they wait
 // on nothing; the others often wait on processes). The compiler's program is built once and given to
 // ESLint for its typed rules: `npm run typecheck` and `npm run lint` each build their own, which on a
 // 2-core machine cost 25 CPU-seconds more than this file.
@@ -9,8 +9,8 @@ import t from 'tap';
 import ts from 'typescript';
 import { packageRoot } from '../../shared/paths.ts';
 
-// Prettier in a process of its own, the project's installed one in its folder, running meanwhile.
-const prettier = execa('prettier', ['--check', '.'], { cwd: packageRoot, preferLocal: true, reject: false });
+// The formatter (oxfmt, .oxfmtrc.jsonc) in a process of its own, the project's installed one, meanwhile.
+const formatter = execa('oxfmt', ['--check'], { cwd: packageRoot, preferLocal: true, reject: false });
 
 function tsconfig(): ts.ParsedCommandLine {
   const parsed = ts.getParsedCommandLineOfConfigFile(
@@ -58,7 +58,7 @@ t.test('ESLint finds nothing, not even a warning', async (t) => {
   t.equal(problems, 0, String(text).trim() || 'eslint failed');
 });
 
-t.test('every file is formatted as Prettier formats it', async (t) => {
-  const result = await prettier;
-  t.equal(result.exitCode, 0, [result.stdout, result.stderr].join('\n').trim() || 'prettier failed');
+t.test('every file is formatted as the formatter formats it (npm run format)', async (t) => {
+  const result = await formatter;
+  t.equal(result.exitCode, 0, [result.stdout, result.stderr].join('\n').trim() || 'oxfmt failed');
 });

@@ -27,7 +27,8 @@ export interface IndexPeer {
   device: string;
   send(
     message:
-      { kind: 'Index'; body: MessageOf<'Index'> } | { kind: 'IndexUpdate'; body: MessageOf<'IndexUpdate'> },
+      | { kind: 'Index'; body: MessageOf<'Index'> }
+      | { kind: 'IndexUpdate'; body: MessageOf<'IndexUpdate'> },
   ): void;
 }
 

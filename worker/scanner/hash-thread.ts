@@ -60,7 +60,8 @@ export interface WriteJob {
 
 /** `written` false: the block is not the one asked for, and nothing was written. */
 export type WriteResult = { id: number; memory: ArrayBuffer } & (
-  { written: boolean } | { error: string; code?: string }
+  | { written: boolean }
+  | { error: string; code?: string }
 );
 
 export type ThreadMessage = { kind: 'hash'; jobs: HashJob[] } | { kind: 'write'; jobs: WriteJob[] };

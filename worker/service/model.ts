@@ -66,7 +66,11 @@ export interface SyncModel {
 
 /** Why the model refused: the REST face answers each kind with its own code (http/http-errors.ts). */
 export type ModelErrorKind =
-  'folder-paused' | 'folder-not-running' | 'folder-type' | 'no-versioning' | 'invalid-ignores';
+  | 'folder-paused'
+  | 'folder-not-running'
+  | 'folder-type'
+  | 'no-versioning'
+  | 'invalid-ignores';
 
 export class ModelError extends Error {
   readonly kind: ModelErrorKind;

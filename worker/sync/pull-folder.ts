@@ -71,7 +71,12 @@ export interface PullOptions {
 
 /** Syncthing's folder `order`: which files a pull takes first. */
 export type PullOrder =
-  'random' | 'alphabetic' | 'smallestFirst' | 'largestFirst' | 'oldestFirst' | 'newestFirst';
+  | 'random'
+  | 'alphabetic'
+  | 'smallestFirst'
+  | 'largestFirst'
+  | 'oldestFirst'
+  | 'newestFirst';
 
 export interface PullProblem {
   name: string;
