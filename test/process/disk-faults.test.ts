@@ -148,7 +148,14 @@ t.test(
       mine,
       theirs,
       // The space check off, so that the writes themselves meet the full disk; the watcher on, fast.
-      folder: { minDiskFree: { value: 0, unit: '%' }, pullerPauseS: 3, fsWatcherDelayS: 1 },
+      // Smallest first: in a random order big.bin's temporary file could fill the disk before
+      // small.txt is written, and keep it full (a failed pull keeps it for the next try).
+      folder: {
+        minDiskFree: { value: 0, unit: '%' },
+        pullerPauseS: 3,
+        fsWatcherDelayS: 1,
+        order: 'smallestFirst',
+      },
     });
     await pollUntil('small.txt on syncd', () => readFile(join(mine, 'small.txt'), 'utf8'), 60_000);
     await pollUntil('the pull error', async () => (await folderStatus(syncd, 'full')).pullErrors > 0, 60_000);
