@@ -17,36 +17,49 @@ import {
   SYNCTHING_CONFIG_VERSION,
 } from './defaults.ts';
 import { checkFieldStatus } from './field-status.ts';
-import { ConfigProblem, describe, isObject, overlay } from './shape.ts';
+import { ConfigProblem, describe, isObject, overlay, type UnknownFields } from './shape.ts';
 
 const TOP_LEVEL = new Set(Object.keys(emptyConfiguration()));
 
 /**
  * A whole configuration from JSON, as Syncthing reads one (PUT /rest/config, the file): each folder and
  * device starts from the `defaults` given with it, every other section from Syncthing's defaults; then
- * `prepare`. Throws a ConfigProblem naming the first field that cannot be used.
+ * `prepare`. Throws a ConfigProblem naming the first field that cannot be used; a field Syncthing
+ * does not have is one, unless `unknown` is 'ignore' (a request body, see UnknownFields).
  */
-export function decodeConfiguration(input: unknown, myId: string, deviceName: string): Configuration {
+export function decodeConfiguration(
+  input: unknown,
+  myId: string,
+  deviceName: string,
+  unknown: UnknownFields = 'refuse',
+): Configuration {
   if (!isObject(input))
     throw new ConfigProblem('', `the configuration must be a JSON object, not ${describe(input)}`);
   for (const key of Object.keys(input)) {
-    if (!TOP_LEVEL.has(key)) throw new ConfigProblem(key, 'is not a field of the configuration');
+    if (!TOP_LEVEL.has(key) && unknown === 'refuse') {
+      throw new ConfigProblem(key, 'is not a field of the configuration');
+    }
   }
   if (input.version !== undefined && input.version !== null && typeof input.version !== 'number') {
     throw new ConfigProblem('version', `must be a number, not ${describe(input.version)}`);
   }
-  const defaults = overlay(emptyConfiguration().defaults, input.defaults, 'defaults');
+  const defaults = overlay(emptyConfiguration().defaults, input.defaults, 'defaults', unknown);
   const config: Configuration = {
     version: SYNCTHING_CONFIG_VERSION,
-    folders: list(input.folders, 'folders').map((item, i) => overlay(defaults.folder, item, `folders[${i}]`)),
-    devices: list(input.devices, 'devices').map((item, i) => overlay(defaults.device, item, `devices[${i}]`)),
-    gui: overlay(GUI_DEFAULTS, input.gui, 'gui'),
-    ldap: overlay(LDAP_DEFAULTS, input.ldap, 'ldap'),
-    options: overlay(OPTIONS_DEFAULTS, input.options, 'options'),
+    folders: list(input.folders, 'folders').map((item, i) =>
+      overlay(defaults.folder, item, `folders[${i}]`, unknown),
+    ),
+    devices: list(input.devices, 'devices').map((item, i) =>
+      overlay(defaults.device, item, `devices[${i}]`, unknown),
+    ),
+    gui: overlay(GUI_DEFAULTS, input.gui, 'gui', unknown),
+    ldap: overlay(LDAP_DEFAULTS, input.ldap, 'ldap', unknown),
+    options: overlay(OPTIONS_DEFAULTS, input.options, 'options', unknown),
     remoteIgnoredDevices: overlay(
       [] as Configuration['remoteIgnoredDevices'],
       input.remoteIgnoredDevices,
       'remoteIgnoredDevices',
+      unknown,
     ),
     defaults,
   };

@@ -20,17 +20,25 @@ const listElements: Record<string, object> = {
 const dictionaries = new Set(['params']);
 
 /**
+ * What becomes of a field the base does not have: a request body's is skipped, as Syncthing's JSON
+ * decoding skips it (its GUI sends working fields of its own with every save: `$$hashKey`, `_editing`,
+ * `options._listenAddressesStr`); the configuration file's is refused, so that a field misspelt by
+ * hand is named instead of silently doing nothing.
+ */
+export type UnknownFields = 'refuse' | 'ignore';
+
+/**
  * `input` laid over `base`, as Syncthing decodes JSON onto a value: a field the input leaves out keeps
  * the base's value, objects merge field by field, lists are replaced whole, and `null` empties a list
- * and leaves anything else as it was. The result has exactly the base's fields and types: a field the
- * base does not have, or a value of another type, is a ConfigProblem naming it. Neither argument is
- * changed.
+ * and leaves anything else as it was. The result has exactly the base's fields and types: a value of
+ * another type is a ConfigProblem naming it, and so is a field the base does not have unless `unknown`
+ * is 'ignore'. Neither argument is changed.
  */
-export function overlay<T>(base: T, input: unknown, field = ''): T {
-  return merge(base, input, field, lastName(field)) as T;
+export function overlay<T>(base: T, input: unknown, field = '', unknown: UnknownFields = 'refuse'): T {
+  return merge(base, input, field, lastName(field), unknown) as T;
 }
 
-function merge(base: unknown, input: unknown, field: string, name: string): unknown {
+function merge(base: unknown, input: unknown, field: string, name: string, unknown: UnknownFields): unknown {
   if (input === undefined) return structuredClone(base);
   if (input === null) return Array.isArray(base) ? [] : structuredClone(base);
   if (Array.isArray(base)) {
@@ -39,7 +47,7 @@ function merge(base: unknown, input: unknown, field: string, name: string): unkn
     return input.map((item, index) =>
       element === undefined
         ? text(item, `${field}[${index}]`)
-        : merge(element, item, `${field}[${index}]`, ''),
+        : merge(element, item, `${field}[${index}]`, '', unknown),
     );
   }
   if (isObject(base)) {
@@ -52,8 +60,11 @@ function merge(base: unknown, input: unknown, field: string, name: string): unkn
     const result: Record<string, unknown> = structuredClone(base);
     for (const [key, value] of Object.entries(input)) {
       const inner = field === '' ? key : `${field}.${key}`;
-      if (!Object.hasOwn(base, key)) throw new ConfigProblem(inner, 'is not a field of this object');
-      result[key] = merge(base[key], value, inner, key);
+      if (!Object.hasOwn(base, key)) {
+        if (unknown === 'ignore') continue;
+        throw new ConfigProblem(inner, 'is not a field of this object');
+      }
+      result[key] = merge(base[key], value, inner, key, unknown);
     }
     return result;
   }

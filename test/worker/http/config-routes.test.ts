@@ -175,12 +175,6 @@ t.test('bad input is a 400 naming the problem, and nothing is saved', async (t) 
       { listenAddresses: 'tcp://x:1' },
       /options\.listenAddresses: must be a list/,
     ],
-    [
-      'PATCH',
-      '/rest/config/options',
-      { noSuchOption: 1 },
-      /options\.noSuchOption: is not a field of this object/,
-    ],
     ['PATCH', '/rest/config/gui', { apiKey: 'short' }, /gui\.apiKey: must have at least 16 characters/],
     ['PATCH', '/rest/config/gui', { address: 'nowhere' }, /gui\.address: "nowhere" is not HOST:PORT/],
     ['PATCH', '/rest/config/gui', { password: 'x' }, /gui\.password: must be empty/],
@@ -194,8 +188,8 @@ t.test('bad input is a 400 naming the problem, and nothing is saved', async (t) 
     [
       'PUT',
       '/rest/config',
-      { gui: { apiKey: testApiKey }, extra: 1 },
-      /^extra: is not a field of the configuration/,
+      { gui: { apiKey: testApiKey }, extra: 1, options: { reconnectionIntervalS: 'soon' } },
+      /^options\.reconnectionIntervalS: must be a number/,
     ],
     ['PUT', `/rest/config/devices/${other}`, { deviceID: newDeviceId() }, /differs from the ID in the path/],
     ['POST', '/rest/config/devices', '{"deviceID": ', /the body is not JSON/],
@@ -210,6 +204,41 @@ t.test('bad input is a 400 naming the problem, and nothing is saved', async (t) 
   }
   t.equal(saved.length, 0, 'nothing saved');
   t.equal(config.current, before, 'nothing changed');
+});
+
+t.test("fields Syncthing does not have are skipped, as Syncthing skips them: the GUI's saves", async (t) => {
+  const { call, config, saved } = await setup(t);
+  const id = newDeviceId();
+  t.equal((await call('POST', '/rest/config/devices', { deviceID: id })).status, 200);
+  // Syncthing's GUI saves its working copy: what GET gave it, with working fields of its own.
+  const copy = (await call('GET', '/rest/config')).json();
+  copy.$$hashKey = 'object:3';
+  copy.devices[1].$$hashKey = 'object:7';
+  copy.devices[1]._editing = true;
+  copy.devices[1].name = 'laptop';
+  Object.assign(copy.options, { _listenAddressesStr: 'default', deviceName: 'x', upgrades: 'none' });
+  copy.options.reconnectionIntervalS = 7;
+  copy.gui._editing = { user: '' };
+  const put = await call('PUT', '/rest/config', copy);
+  t.same([put.status, put.text], [200, ''], 'saved');
+  const after = (await call('GET', '/rest/config')).json();
+  t.equal(after.devices[1].name, 'laptop', 'the change it made is made');
+  t.equal(after.options.reconnectionIntervalS, 7);
+  t.notOk('$$hashKey' in after || '_editing' in after.devices[1] || '_listenAddressesStr' in after.options);
+  t.same(Object.keys(after.options), Object.keys(config.current.options), 'no field added');
+
+  const patch = await call('PATCH', '/rest/config/options', { noSuchOption: 1, reconnectionIntervalS: 9 });
+  t.equal(patch.status, 200);
+  t.equal(config.current.options.reconnectionIntervalS, 9);
+  t.notOk('noSuchOption' in config.current.options);
+  const device = await call('PATCH', `/rest/config/devices/${id}`, { $$hashKey: 'o:1', name: 'phone' });
+  t.equal(device.status, 200);
+  t.equal(config.current.devices.find((d) => d.deviceID === id)?.name, 'phone');
+  t.equal(saved.length, 4, 'four saves');
+  // A field it has is still checked, with the unknown ones beside it.
+  const bad = await call('PATCH', '/rest/config/options', { $$hashKey: 'o:2', reconnectionIntervalS: 'x' });
+  t.equal(bad.status, 400);
+  t.equal(saved.length, 4, 'nothing saved');
 });
 
 t.test('unknown IDs are 404, malformed device IDs 400', async (t) => {

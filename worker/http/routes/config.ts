@@ -19,8 +19,9 @@ export interface ConfigRouteOptions extends FastifyPluginOptions {
 /**
  * Syncthing's configuration endpoints, with its semantics: whole sections replaced (PUT) or merged
  * (PATCH), new folders and devices starting from `defaults`, a change answered with 200 and no body
- * once every worker has it. Registered without a prefix: they live under /rest/config and, for
- * Syncthing's own command-line client, /rest/system/config.
+ * once every worker has it. A field of a body that Syncthing does not have is skipped, as Syncthing
+ * skips it (shape.ts, UnknownFields); every field it has is checked. Registered without a prefix: they
+ * live under /rest/config and, for Syncthing's own command-line client, /rest/system/config.
  */
 export async function configRoutes(app: FastifyInstance, options: ConfigRouteOptions): Promise<void> {
   const { config } = options;
@@ -43,7 +44,7 @@ export async function configRoutes(app: FastifyInstance, options: ConfigRouteOpt
     return reply.code(200).send();
   };
   const whole = async (request: FastifyRequest, reply: FastifyReply) => {
-    const next = decodeConfiguration(body(request), config.myId, '');
+    const next = decodeConfiguration(body(request), config.myId, '', 'ignore');
     return change(reply, (draft) => Object.assign(draft, next));
   };
   const inSync = async () => ({ configInSync: !options.requiresRestart() });
@@ -94,13 +95,13 @@ export async function configRoutes(app: FastifyInstance, options: ConfigRouteOpt
   const section = <K extends 'options' | 'gui' | 'ldap'>(path: string, key: K) => {
     app.get(path, async () => config.current[key]);
     app.put(path, async (request, reply) => {
-      const value = overlay(sectionDefaults[key], object(body(request)), key);
+      const value = overlay(sectionDefaults[key], object(body(request)), key, 'ignore');
       return change(reply, (draft) => {
         draft[key] = value as Configuration[K];
       });
     });
     app.patch(path, async (request, reply) => {
-      const value = overlay(config.current[key], object(body(request)), key);
+      const value = overlay(config.current[key], object(body(request)), key, 'ignore');
       return change(reply, (draft) => {
         draft[key] = value;
       });
@@ -113,13 +114,13 @@ export async function configRoutes(app: FastifyInstance, options: ConfigRouteOpt
   const defaultsOf = <K extends 'folder' | 'device'>(path: string, key: K) => {
     app.get(path, async () => config.current.defaults[key]);
     app.put(path, async (request, reply) => {
-      const value = overlay(sectionDefaults[key], object(body(request)), `defaults.${key}`);
+      const value = overlay(sectionDefaults[key], object(body(request)), `defaults.${key}`, 'ignore');
       return change(reply, (draft) => {
         draft.defaults[key] = value as Configuration['defaults'][K];
       });
     });
     app.patch(path, async (request, reply) => {
-      const value = overlay(config.current.defaults[key], object(body(request)), `defaults.${key}`);
+      const value = overlay(config.current.defaults[key], object(body(request)), `defaults.${key}`, 'ignore');
       return change(reply, (draft) => {
         draft.defaults[key] = value;
       });
@@ -129,7 +130,7 @@ export async function configRoutes(app: FastifyInstance, options: ConfigRouteOpt
   defaultsOf('/rest/config/defaults/device', 'device');
   app.get('/rest/config/defaults/ignores', async () => config.current.defaults.ignores);
   app.put('/rest/config/defaults/ignores', async (request, reply) => {
-    const value = overlay(sectionDefaults.ignores, object(body(request)), 'defaults.ignores');
+    const value = overlay(sectionDefaults.ignores, object(body(request)), 'defaults.ignores', 'ignore');
     return change(reply, (draft) => {
       draft.defaults.ignores = value;
     });
@@ -200,7 +201,7 @@ function collection<T extends DeviceConfiguration | FolderConfiguration>(
   };
   // The ID in the body decides, as in Syncthing; the one in the path fills it in, and must not disagree.
   const made = (input: unknown, field: string, base: T, fromPath?: string): T => {
-    const item = overlay(base, input, field);
+    const item = overlay(base, input, field, 'ignore');
     const given = item[key] as string;
     if (fromPath === undefined) return item;
     if (given === '') return { ...item, [key]: fromPath };
