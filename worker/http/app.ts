@@ -18,6 +18,7 @@ import { dbRoutes } from './routes/db.ts';
 import { versionRoutes } from './routes/versions.ts';
 import { clusterRoutes } from './routes/cluster.ts';
 import { statsRoutes } from './routes/stats.ts';
+import { svcRoutes } from './routes/svc.ts';
 import type { SyncModel } from '../service/model.ts';
 import type { WorkerConfig } from '../config/worker-config.ts';
 import type { EventLog } from '../events/event-log.ts';
@@ -176,6 +177,7 @@ export function buildApp(options: AppOptions) {
       requiresRestart: options.requiresRestart ?? (() => false),
     });
   }
+  app.register(svcRoutes, { prefix: '/rest/svc' });
   if (options.events) app.register(eventRoutes, { events: options.events });
   if (options.config && options.model) {
     app.register(dbRoutes, { config: options.config, model: options.model });

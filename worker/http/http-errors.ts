@@ -58,6 +58,7 @@ const statuses = {
   SYNCD_ERR_FOLDER_ERROR: 409,
   SYNCD_ERR_NO_VERSIONING: 409,
   SYNCD_ERR_SERVICE_UNAVAILABLE: 503,
+  SYNCD_ERR_UPGRADE_UNSUPPORTED: 500,
   // Ours.
   SYNCD_ERR_INTERNAL: 500,
 } as const;
@@ -100,6 +101,13 @@ export const methodNotAllowed = (method: string, path: string, allowed: readonly
 
 export const notImplemented = (method: string, path: string) =>
   new HttpError('SYNCD_ERR_NOT_IMPLEMENTED', `${method} ${path} is not implemented yet in syncd`);
+
+/** Syncthing's packaged builds (Debian's, built without upgrades) answer upgrades so: 500, these words. */
+export const upgradeUnsupported = () =>
+  new HttpError(
+    'SYNCD_ERR_UPGRADE_UNSUPPORTED',
+    'upgrade unsupported: syncd is upgraded by installing a new version of its package or image',
+  );
 
 export const emptyErrorText = () =>
   new HttpError(

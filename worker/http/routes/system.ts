@@ -7,7 +7,7 @@ import type { SyncModel } from '../../service/model.ts';
 import { type ErrorChange, RecentErrors } from '../../../shared/recent-errors.ts';
 import { versionInfo } from '../../../shared/version.ts';
 import type { WorkerConfig } from '../../config/worker-config.ts';
-import { emptyErrorText, invalidQuery, noSuch, notImplemented } from '../http-errors.ts';
+import { emptyErrorText, invalidQuery, noSuch, notImplemented, upgradeUnsupported } from '../http-errors.ts';
 import { formatSyncUrl, parseSyncUrl } from '../../../shared/sync-url.ts';
 import { heldModel } from './held-model.ts';
 import { checkedDeviceId } from './config.ts';
@@ -129,6 +129,12 @@ export async function systemRoutes(app: FastifyInstance, options: SystemRouteOpt
   });
 
   app.get('/version', async () => versionInfo());
+  // Syncthing's GUI asks after every load; it shows no upgrade when this fails.
+  const noUpgrade = async () => {
+    throw upgradeUnsupported();
+  };
+  app.get('/upgrade', noUpgrade);
+  app.post('/upgrade', noUpgrade);
 
   const { config } = options;
   if (config) {
