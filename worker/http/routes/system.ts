@@ -11,6 +11,7 @@ import { emptyErrorText, invalidQuery, noSuch, notImplemented, upgradeUnsupporte
 import { formatSyncUrl, parseSyncUrl } from '../../../shared/sync-url.ts';
 import { heldModel } from './held-model.ts';
 import { checkedDeviceId } from './config.ts';
+import { browse } from './browse.ts';
 
 /** The recent errors: read from this worker's copy, changed everywhere through `change`. */
 export interface ErrorList {
@@ -129,6 +130,11 @@ export async function systemRoutes(app: FastifyInstance, options: SystemRouteOpt
   });
 
   app.get('/version', async () => versionInfo());
+  app.get('/browse', async (request) => {
+    const { current } = request.query as { current?: unknown };
+    return browse(typeof current === 'string' ? current : '');
+  });
+
   // Syncthing's GUI asks after every load; it shows no upgrade when this fails.
   const noUpgrade = async () => {
     throw upgradeUnsupported();
