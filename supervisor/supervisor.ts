@@ -4,6 +4,7 @@ import type { Configuration } from '../shared/config/defaults.ts';
 import {
   type Dispatch,
   dispatch,
+  EVENT_IDS_PER_WORKER,
   type ListenerName,
   type SaveAnswer,
   type Serving,
@@ -116,6 +117,8 @@ export class Supervisor {
   #respawnTimer: NodeJS.Timeout | undefined;
   #restarts = 0;
   #crashes = 0;
+  /** Workers started so far, each with event IDs of its own (EVENT_IDS_PER_WORKER). */
+  #spawned = 0;
   #everReady = false;
   #stopping: { exitCode: number; at: number } | undefined;
   #stopped = false;
@@ -340,6 +343,7 @@ export class Supervisor {
         supervisor: this.stats,
         config: this.#options.config.config,
         configRevision: this.#options.config.revision,
+        eventIdBase: this.#spawned++ * EVENT_IDS_PER_WORKER,
       },
     });
     slot.cancelDeadline = this.#clock.deadline(settings.startupTimeoutMs, () => {

@@ -92,7 +92,7 @@ export function runWorker(
       const lowPriority = init.config.options.setLowPriority;
       let supervisor: SupervisorStats = init.supervisor;
       let draining = false;
-      const events = new EventLog();
+      const events = new EventLog(init.eventIdBase);
       events.log('Starting', { home: init.home, myID: init.deviceId });
       // Saves go to the supervisor, which keeps the configuration; each answer settles its request.
       const saves = new Requests<(answer: SaveAnswer) => void>();

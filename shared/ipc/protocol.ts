@@ -46,7 +46,17 @@ export interface WorkerInit {
   sync: SyncListening;
   /** Discovery as a flag or the environment sets it, over the configuration's options; null: not set. */
   announce: { local: boolean | null; global: boolean | null };
+  /** Where the worker's event IDs start (see EVENT_IDS_PER_WORKER). */
+  eventIdBase: number;
 }
+
+/**
+ * The event IDs each worker has: the n-th worker the supervisor starts numbers its events from
+ * n × 2^32 + 1, after any an earlier worker gave, so that a client polling `/rest/events?since=ID`
+ * across a restart (Syncthing's GUI) gets the new worker's events; Syncthing's IDs start again at 1
+ * only when its whole process does.
+ */
+export const EVENT_IDS_PER_WORKER = 2 ** 32;
 
 /**
  * The sync protocol's listen addresses, as configured (options.listenAddresses, or the flag that

@@ -16,6 +16,10 @@ t.test('ping answers pong to GET and POST', async (t) => {
 t.test('restart replaces the worker and the next ping answers', async (t) => {
   const service = await startService(t);
   const before = (await call(service, 'GET', '/rest/system/status')).body;
+  type Event = { id: number; type: string };
+  const events = async (since: number) =>
+    (await call(service, 'GET', `/rest/events?since=${since}&timeout=0`)).body as Event[];
+  const lastSeen = (await events(0)).at(-1)?.id ?? 0;
 
   const response = await call(service, 'POST', '/rest/system/restart');
   t.equal(response.status, 200);
@@ -30,6 +34,8 @@ t.test('restart replaces the worker and the next ping answers', async (t) => {
   t.equal(after.supervisor.restarts, 1, 'one restart counted');
   t.equal(after.supervisor.crashes, 0, 'a restart is no crash');
   t.same((await call(service, 'GET', '/rest/system/ping')).body, { ping: 'pong' });
+  // A client polling on with the last id it saw (Syncthing's GUI does) gets the new worker's events.
+  t.match(await events(lastSeen), [{ type: 'Starting' }], "the new worker's events, from its start");
   await waitFor('the old worker gone', async () => (isAlive(before.pid) ? undefined : true));
 });
 

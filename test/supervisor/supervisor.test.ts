@@ -6,6 +6,7 @@ import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import t, { type Test } from 'tap';
 import { createLogger } from '../../shared/logger.ts';
+import { EVENT_IDS_PER_WORKER } from '../../shared/ipc/protocol.ts';
 import { RecentErrors } from '../../shared/recent-errors.ts';
 import type { CpuWait } from '../../supervisor/cpu-wait.ts';
 import { SAME_DELIVERY_MS, Supervisor, type SupervisorOptions } from '../../supervisor/supervisor.ts';
@@ -131,6 +132,19 @@ t.test(
     t.equal(log.filter((line) => line.msg === 'ready').length, 1);
   },
 );
+
+t.test('each worker started gets event IDs of its own, past those of the ones before', async (t) => {
+  const { supervisor, worker } = setup(t);
+  supervisor.start();
+  worker(0).ready();
+  supervisor.restart('API');
+  worker(1).ready();
+  supervisor.restart('API');
+  t.same(
+    [0, 1, 2].map((n) => worker(n).received('syncd:init')[0]?.init.eventIdBase),
+    [0, EVENT_IDS_PER_WORKER, 2 * EVENT_IDS_PER_WORKER],
+  );
+});
 
 t.test('a restart starts a new worker, then drains the old one once the new one is ready', async (t) => {
   const { supervisor, worker } = setup(t);

@@ -33,6 +33,7 @@ const init: WorkerInit = {
   sync: {},
   device: { cert, key },
   announce: { local: null, global: null },
+  eventIdBase: 0,
 };
 
 /** A parent channel: what the worker sends, and a way to send it messages with handles. */

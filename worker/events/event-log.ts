@@ -38,9 +38,9 @@ export const EVENT_TYPES = [
 export type EventType = (typeof EVENT_TYPES)[number];
 
 export interface SyncdEvent {
-  /** Numbered per subscription, from 1. */
+  /** Numbered per subscription, from the worker's first ID (see EventLog). */
   id: number;
-  /** Numbered across every event this worker logged, from 1. */
+  /** Numbered across every event this worker logged, from its first ID. */
   globalID: number;
   time: string;
   type: EventType;
@@ -64,13 +64,20 @@ const MAX_SUBSCRIPTIONS = 64;
  */
 export class EventLog {
   readonly #subscriptions = new Map<string, Subscription>();
-  #globalId = 0;
+  readonly #base: number;
+  #globalId: number;
   #closed = false;
   /** When a client last asked for events, and how many wait for them now (see `watched`). */
   #lastAskedAt = Number.NEGATIVE_INFINITY;
   #watching = 0;
 
-  constructor() {
+  /**
+   * IDs start after `base`: 0 (Syncthing's 1) for the first worker, and for each next one past every
+   * ID an earlier worker could give, so that a client's `since` stays meaningful across a restart.
+   */
+  constructor(base = 0) {
+    this.#base = base;
+    this.#globalId = base;
     this.subscription(DEFAULT_TYPES);
     this.subscription(DISK_TYPES);
   }
@@ -99,7 +106,7 @@ export class EventLog {
       // Most recently used last: eviction takes the first.
       this.#subscriptions.delete(key);
     } else {
-      subscription = new Subscription(new Set(types));
+      subscription = new Subscription(new Set(types), this.#base);
       if (this.#closed) subscription.close();
       const permanent = 2;
       if (this.#subscriptions.size >= MAX_SUBSCRIPTIONS) {
@@ -144,11 +151,12 @@ export class Subscription {
   readonly #types: ReadonlySet<EventType>;
   readonly #events: SyncdEvent[] = [];
   readonly #waiters = new Set<() => void>();
-  #nextId = 1;
+  #nextId: number;
   #closed = false;
 
-  constructor(types: ReadonlySet<EventType>) {
+  constructor(types: ReadonlySet<EventType>, base = 0) {
     this.#types = types;
+    this.#nextId = base + 1;
   }
 
   push(type: EventType, globalID: number, time: string, data: unknown): void {

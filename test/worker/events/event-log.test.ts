@@ -1,4 +1,5 @@
 import t from 'tap';
+import { EVENT_IDS_PER_WORKER } from '../../../shared/ipc/protocol.ts';
 import { BUFFERED_EVENTS, EventLog } from '../../../worker/events/event-log.ts';
 
 t.test('each subscription numbers its events from 1; globalID counts every event', async (t) => {
@@ -33,6 +34,31 @@ t.test('each subscription numbers its events from 1; globalID counts every event
     paused,
     'the same set is the same subscription',
   );
+});
+
+t.test("a later worker's IDs start past every ID an earlier one could give", async (t) => {
+  const base = 2 * EVENT_IDS_PER_WORKER;
+  const log = new EventLog(base);
+  log.log('Starting', { myID: 'X' });
+  const paused = log.subscription(['DevicePaused']);
+  log.log('DevicePaused', { device: 'A' });
+  const all = await log.subscription(EventLog.defaultTypes).since(0, 0);
+  t.same(
+    all.map((event) => [event.id, event.globalID]),
+    [
+      [base + 1, base + 1],
+      [base + 2, base + 2],
+    ],
+  );
+  t.same(
+    (await paused.since(0, 0)).map((event) => [event.id, event.globalID]),
+    [[base + 1, base + 2]],
+    'a subscription made later numbers from the same start',
+  );
+  // A client that polled the previous worker up to its last ID gets this one's events.
+  const lastOfEarlier = base - 1;
+  t.equal((await log.subscription(EventLog.defaultTypes).since(lastOfEarlier, 0)).length, 2);
+  t.ok(Number.isSafeInteger(1000 * EVENT_IDS_PER_WORKER + EVENT_IDS_PER_WORKER), 'a thousand workers on');
 });
 
 t.test('the disk events are apart from the default stream', async (t) => {
