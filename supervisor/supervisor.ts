@@ -5,6 +5,7 @@ import {
   type Dispatch,
   dispatch,
   EVENT_IDS_PER_WORKER,
+  monotonicMicros,
   type ListenerName,
   type SaveAnswer,
   type Serving,
@@ -59,6 +60,8 @@ export interface SupervisorOptions {
   errors?: RecentErrors;
   /** Reads of a monotonic clock in ms; for tests. */
   readClock?: () => number;
+  /** Reads of the clock workers date restart requests by (monotonicMicros); for tests. */
+  readMonotonic?: () => number;
   /** What a worker's threads have waited for a CPU (by default from /proc, cpu-wait.ts); for tests. */
   cpuWaits?: (pid: number) => { read(): CpuWait };
 }
@@ -74,6 +77,8 @@ interface Slot {
   worker: WorkerHandle;
   /** Awake time it was started and became ready. */
   startedAt: number;
+  /** When it was started, on the clock workers date restart requests by (monotonicMicros). */
+  spawnedAt: number;
   readyAt?: number;
   /** Told to stop (drain or kill): its exit is planned, never a crash. */
   planned: boolean;
@@ -109,6 +114,7 @@ export class Supervisor {
   readonly #handoffs: Record<ListenerName, Handoff>;
   readonly #handover: ServiceHandover;
   readonly #startTime = new Date().toISOString();
+  readonly #readMonotonic: () => number;
   readonly #slots = new Map<WorkerHandle, Slot>();
   #active: Slot | undefined;
   #starting: Slot | undefined;
@@ -119,6 +125,8 @@ export class Supervisor {
   #crashes = 0;
   /** Workers started so far, each with event IDs of its own (EVENT_IDS_PER_WORKER). */
   #spawned = 0;
+  /** A restart asked after the starting worker was started: made once that one is ready. */
+  #restartAgain: string | undefined;
   #everReady = false;
   #stopping: { exitCode: number; at: number } | undefined;
   #stopped = false;
@@ -127,6 +135,7 @@ export class Supervisor {
   constructor(options: SupervisorOptions) {
     // A copy: `serve` changes what workers are told.
     this.#options = { ...options, worker: { ...options.worker } };
+    this.#readMonotonic = options.readMonotonic ?? monotonicMicros;
     this.#log = options.logger;
     this.errors = options.errors ?? new RecentErrors();
     this.#crashPolicy = new CrashPolicy({
@@ -186,13 +195,24 @@ export class Supervisor {
     else this.#log.debug({ signal }, 'the same stop signal again, delivered twice: ignored');
   }
 
-  /** Starts a new worker; the serving one drains once the new one is ready. Joins one under way. */
-  restart(reason: string): void {
+  /**
+   * Starts a new worker; the serving one drains once the new one is ready. A restart under way whose
+   * worker was started after `askedAt` (monotonicMicros; none given: any) is joined; one started
+   * before gets another restart once its worker is ready, so that each restart asked for is followed
+   * by a worker started after it.
+   */
+  restart(reason: string, askedAt?: number): void {
     if (this.#stopping || this.#stopped) {
       this.#log.info({ reason }, 'restart ignored: the supervisor is stopping');
       return;
     }
-    if (this.#starting || this.#respawnTimer) {
+    const starting = this.#starting;
+    if (starting && askedAt !== undefined && starting.spawnedAt <= askedAt) {
+      this.#log.info({ reason }, 'restart asked while one is under way: another follows it');
+      this.#restartAgain = reason;
+      return;
+    }
+    if (starting || this.#respawnTimer) {
       this.#log.info({ reason }, 'restart joins the one under way');
       return;
     }
@@ -240,12 +260,14 @@ export class Supervisor {
   readonly #handlers: Dispatch<WorkerMessage, [Slot]> = {
     'syncd:ready': (_message, slot) => this.#onReady(slot),
     'syncd:accepted': ({ seq, listener }, { worker }) => this.#handoffs[listener].acknowledged(worker, seq),
-    'syncd:action': ({ action }, slot) => {
-      // A restart asked through a worker that has already been replaced is satisfied by that replacement.
-      if (action === 'restart' && slot !== this.#active) {
+    'syncd:action': ({ action, askedAt }, slot) => {
+      if (action === 'shutdown') return this.shutdown('API');
+      // Asked through a worker already replaced (a keep-alive connection it still drains): done if
+      // its replacement was started after the request, and asked again of the new one otherwise.
+      const serving = this.#active;
+      if (slot !== serving && serving && serving.spawnedAt > askedAt) {
         this.#log.info({ workerPid: slot.worker.pid }, 'restart from a replaced worker: already done');
-      } else if (action === 'restart') this.restart('API');
-      else this.shutdown('API');
+      } else this.restart('API', askedAt);
     },
     'syncd:errors': ({ change }, slot) => {
       this.errors.apply(change);
@@ -323,7 +345,12 @@ export class Supervisor {
 
   #spawn(reason: string): void {
     const worker = this.#options.spawn(this.#events);
-    const slot: Slot = { worker, startedAt: this.#clock.now(), planned: false };
+    const slot: Slot = {
+      worker,
+      startedAt: this.#clock.now(),
+      spawnedAt: this.#readMonotonic(),
+      planned: false,
+    };
     this.#slots.set(worker, slot);
     this.#starting = slot;
     this.#log.info({ workerPid: worker.pid, reason }, 'worker started');
@@ -375,6 +402,9 @@ export class Supervisor {
     if (previous) this.#stop(previous, 'restart');
     // HTTP has moved at once; the service follows once its holder has let go.
     this.#handover.moveTo(slot.worker);
+    const again = this.#restartAgain;
+    this.#restartAgain = undefined;
+    if (again !== undefined) this.restart(again);
   }
 
   /** From now on the listeners that feed `kind` hand their connections to `worker` (none: they hold them). */
@@ -395,7 +425,11 @@ export class Supervisor {
       this.#active = undefined;
       this.#watchdog = undefined;
     }
-    if (wasStarting) this.#starting = undefined;
+    if (wasStarting) {
+      this.#starting = undefined;
+      // Its restart has failed or become a crash's: the one asked for after it goes with it.
+      this.#restartAgain = undefined;
+    }
     // Connections the worker never took are still whole here: the next worker serves them.
     for (const handoff of Object.values(this.#handoffs)) handoff.takeBack(worker);
     this.#handover.exited(worker);

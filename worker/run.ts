@@ -1,11 +1,13 @@
 import type { Socket } from 'node:net';
 import { createLogger, reportDroppedLines, standardOutput } from '../shared/logger.ts';
 import {
+  type Action,
   type Dispatch,
   type DrainReason,
   dispatch,
   type ListenerName,
   isSupervisorMessage,
+  monotonicMicros,
   type SupervisorMessage,
   type WorkerInit,
   type WorkerMessage,
@@ -73,6 +75,9 @@ export function runWorker(
           if (sending === 0) sent?.();
         });
       };
+      // A restart or shutdown asked of the supervisor, with when it was asked: a restart is done by a
+      // worker started after that (see Supervisor's restart).
+      const act = (action: Action) => send({ type: 'syncd:action', action, askedAt: monotonicMicros() });
       const allSent = () =>
         new Promise<void>((resolve) => {
           if (sending === 0) return resolve();
@@ -123,7 +128,7 @@ export function runWorker(
           logger,
           listening: () => sync,
           announce: init.announce,
-          restart: () => send({ type: 'syncd:action', action: 'restart' }),
+          restart: () => act('restart'),
         }),
       );
       const access: Access = { apiKey: init.apiKey, allowedHosts: init.allowedHosts };
@@ -153,7 +158,7 @@ export function runWorker(
         requiresRestart: () =>
           (!init.overridden.tls && config.current.gui.useTLS !== (init.tls !== null)) ||
           config.current.options.setLowPriority !== lowPriority,
-        onAction: (action) => send({ type: 'syncd:action', action }),
+        onAction: act,
         isDraining: () => draining,
         // Requests come only once connections are served, after the pool exists.
         onProven: (socket) => pool.prove(socket),
@@ -182,7 +187,7 @@ export function runWorker(
       const stopReporting = reportDroppedLines(logger, standardOutput());
       const standby = new StandbyMonitor({
         enabled: () => config.current.options.restartOnWakeup,
-        restart: () => send({ type: 'syncd:action', action: 'restart' }),
+        restart: () => act('restart'),
         log: (message) => logger.info({ slot: 'standby' }, message),
       });
       standby.start();

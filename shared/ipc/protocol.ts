@@ -59,6 +59,14 @@ export interface WorkerInit {
 export const EVENT_IDS_PER_WORKER = 2 ** 32;
 
 /**
+ * Microseconds on the machine's monotonic clock (CLOCK_MONOTONIC, which every process of it reads
+ * alike): when a worker took a restart request, compared with when the supervisor started a worker.
+ */
+export function monotonicMicros(): number {
+  return Number(process.hrtime.bigint() / 1000n);
+}
+
+/**
  * The sync protocol's listen addresses, as configured (options.listenAddresses, or the flag that
  * overrides them): where each is bound (tcp://HOST:PORT), or why it is not.
  */
@@ -120,7 +128,8 @@ export type WorkerMessage =
   | { type: 'syncd:ready' }
   // Each listener numbers its own connections: the answer names which.
   | { type: 'syncd:accepted'; seq: number; listener: ListenerName }
-  | { type: 'syncd:action'; action: Action }
+  // `askedAt`: when the worker took the request, on monotonicMicros's clock.
+  | { type: 'syncd:action'; action: Action; askedAt: number }
   | { type: 'syncd:errors'; change: ErrorChange }
   | { type: 'syncd:heartbeat'; seq: number }
   | { type: 'syncd:acquired'; seq: number }

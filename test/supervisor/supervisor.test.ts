@@ -36,6 +36,8 @@ function setup(t: Test, overrides: Partial<SupervisorOptions['settings']> = {}) 
   const log: LogRecord[] = [];
   const errors = new RecentErrors();
   const clock = { offset: 0 };
+  // The clock restart requests are dated by (monotonicMicros), moved by the tests that need it.
+  const mono = { now: 0 };
   // What each worker's threads have waited for a CPU, by pid (the real one reads /proc).
   const cpuWait = new Map<number, CpuWait>();
   let listenerOpen = true;
@@ -79,6 +81,7 @@ function setup(t: Test, overrides: Partial<SupervisorOptions['settings']> = {}) 
       return worker;
     },
     readClock: () => performance.now() + clock.offset,
+    readMonotonic: () => mono.now,
     cpuWaits: (pid) => ({ read: () => cpuWait.get(pid) ?? { waitedMs: 0, waitingNow: false } }),
   });
   made.supervisor = supervisor;
@@ -91,6 +94,7 @@ function setup(t: Test, overrides: Partial<SupervisorOptions['settings']> = {}) 
     log,
     errors,
     clock,
+    mono,
     cpuWait,
     listenerOpen: () => listenerOpen,
     /** The worker started `n`th, once it exists. */
@@ -132,6 +136,59 @@ t.test(
     t.equal(log.filter((line) => line.msg === 'ready').length, 1);
   },
 );
+
+t.test('a restart asked through a replaced worker is done by a worker started after it', async (t) => {
+  const { supervisor, worker, workers, mono, log } = setup(t);
+  supervisor.start();
+  worker(0).ready();
+  mono.now = 10;
+  supervisor.restart('API');
+  worker(1).ready();
+  // worker 0 drains a keep-alive connection on which a restart was asked before worker 1 started.
+  worker(0).say({ type: 'syncd:action', action: 'restart', askedAt: 5 });
+  t.equal(workers.length, 2, 'asked before its replacement started: already done');
+  t.ok(log.some((line) => line.msg === 'restart from a replaced worker: already done'));
+  // And one asked after: worker 1 started before it, so a new worker follows.
+  mono.now = 30;
+  worker(0).say({ type: 'syncd:action', action: 'restart', askedAt: 20 });
+  t.equal(workers.length, 3, 'asked after: a new worker');
+  t.equal(supervisor.stats.restarts, 2);
+});
+
+t.test('a restart asked while one is under way is joined, or followed by another', async (t) => {
+  const { supervisor, worker, workers, mono } = setup(t);
+  supervisor.start();
+  worker(0).ready();
+  mono.now = 10;
+  worker(0).say({ type: 'syncd:action', action: 'restart', askedAt: 8 });
+  t.equal(workers.length, 2, 'a restart');
+  // Asked before worker 1 started (the same click, or a request that waited): joined.
+  worker(0).say({ type: 'syncd:action', action: 'restart', askedAt: 9 });
+  t.equal(workers.length, 2, 'joined');
+  // Asked after it started: answered 200 now, so a worker started after it must follow.
+  worker(0).say({ type: 'syncd:action', action: 'restart', askedAt: 12 });
+  worker(0).say({ type: 'syncd:action', action: 'restart', askedAt: 13 });
+  t.equal(workers.length, 2, 'not while worker 1 starts');
+  mono.now = 20;
+  worker(1).ready();
+  t.equal(workers.length, 3, 'once it is ready, one more for both');
+  worker(2).ready();
+  t.equal(workers.length, 3, 'and no more');
+  t.equal(supervisor.stats.restarts, 2);
+});
+
+t.test('a restart to follow is dropped with the restart it followed when that one fails', async (t) => {
+  const { supervisor, worker, workers, mono } = setup(t);
+  supervisor.start();
+  worker(0).ready();
+  mono.now = 10;
+  supervisor.restart('API');
+  worker(0).say({ type: 'syncd:action', action: 'restart', askedAt: 12 });
+  worker(1).exit({ code: 1 });
+  await settle();
+  t.equal(workers.length, 2, 'the serving worker keeps serving; nothing more is started');
+  t.equal(supervisor.state, 'running');
+});
 
 t.test('each worker started gets event IDs of its own, past those of the ones before', async (t) => {
   const { supervisor, worker } = setup(t);
