@@ -137,6 +137,10 @@ t.test(
   },
 );
 
+/** A restart asked through worker `n`, as its restart route sends it, taken at `askedAt`. */
+const askRestart = (worker: FakeWorker, askedAt: number) =>
+  worker.say({ type: 'syncd:action', action: 'restart', askedAt });
+
 t.test('a restart asked through a replaced worker is done by a worker started after it', async (t) => {
   const { supervisor, worker, workers, mono, log } = setup(t);
   supervisor.start();
@@ -145,12 +149,12 @@ t.test('a restart asked through a replaced worker is done by a worker started af
   supervisor.restart('API');
   worker(1).ready();
   // worker 0 drains a keep-alive connection on which a restart was asked before worker 1 started.
-  worker(0).say({ type: 'syncd:action', action: 'restart', askedAt: 5 });
+  askRestart(worker(0), 5);
   t.equal(workers.length, 2, 'asked before its replacement started: already done');
   t.ok(log.some((line) => line.msg === 'restart from a replaced worker: already done'));
   // And one asked after: worker 1 started before it, so a new worker follows.
   mono.now = 30;
-  worker(0).say({ type: 'syncd:action', action: 'restart', askedAt: 20 });
+  askRestart(worker(0), 20);
   t.equal(workers.length, 3, 'asked after: a new worker');
   t.equal(supervisor.stats.restarts, 2);
 });
@@ -160,14 +164,14 @@ t.test('a restart asked while one is under way is joined, or followed by another
   supervisor.start();
   worker(0).ready();
   mono.now = 10;
-  worker(0).say({ type: 'syncd:action', action: 'restart', askedAt: 8 });
+  askRestart(worker(0), 8); // worker 1 starts at 10
   t.equal(workers.length, 2, 'a restart');
   // Asked before worker 1 started (the same click, or a request that waited): joined.
-  worker(0).say({ type: 'syncd:action', action: 'restart', askedAt: 9 });
+  askRestart(worker(0), 9);
   t.equal(workers.length, 2, 'joined');
   // Asked after it started: answered 200 now, so a worker started after it must follow.
-  worker(0).say({ type: 'syncd:action', action: 'restart', askedAt: 12 });
-  worker(0).say({ type: 'syncd:action', action: 'restart', askedAt: 13 });
+  askRestart(worker(0), 12);
+  askRestart(worker(0), 13);
   t.equal(workers.length, 2, 'not while worker 1 starts');
   mono.now = 20;
   worker(1).ready();
@@ -183,7 +187,7 @@ t.test('a restart to follow is dropped with the restart it followed when that on
   worker(0).ready();
   mono.now = 10;
   supervisor.restart('API');
-  worker(0).say({ type: 'syncd:action', action: 'restart', askedAt: 12 });
+  askRestart(worker(0), 12);
   worker(1).exit({ code: 1 });
   await settle();
   t.equal(workers.length, 2, 'the serving worker keeps serving; nothing more is started');
