@@ -142,10 +142,10 @@ t.test('pause and resume persist across a restart and a new start, with their ev
   t.same(
     fresh.map((event) => [event.id, event.type]),
     [
-      [1, 'Starting'],
-      [2, 'StartupComplete'],
+      [2 ** 32 + 1, 'Starting'],
+      [2 ** 32 + 2, 'StartupComplete'],
     ],
-    'a new worker numbers its events from 1',
+    "a new worker numbers its events past the last worker's: a client's since stays meaningful",
   );
 
   await call(first, 'POST', '/rest/system/resume');
@@ -154,6 +154,11 @@ t.test('pause and resume persist across a restart and a new start, with their ev
   t.equal((await first.exited).exitCode, 0);
   const second = await startService(t, { home });
   t.match(await paused(second), { [a]: true, [b]: true }, 'after a new start');
+  t.match(
+    (await call(second, 'GET', '/rest/events?since=0&timeout=0')).body,
+    [{ id: 1, type: 'Starting' }],
+    'a new start numbers from 1, as Syncthing does',
+  );
   const connections = (await call(second, 'GET', '/rest/system/connections')).body;
   t.match(connections.connections[b], { paused: true, connected: false });
 });
