@@ -137,16 +137,22 @@ t.test(
   },
 );
 
+/** A supervisor whose first worker serves, at 10 on the clock restart requests are dated by. */
+function serving(t: Test) {
+  const made = setup(t);
+  made.supervisor.start();
+  made.worker(0).ready();
+  made.mono.now = 10;
+  return made;
+}
+
 /** A restart asked through worker `n`, as its restart route sends it, taken at `askedAt`. */
 const askRestart = (worker: FakeWorker, askedAt: number) =>
   worker.say({ type: 'syncd:action', action: 'restart', askedAt });
 
 t.test('a restart asked through a replaced worker is done by a worker started after it', async (t) => {
-  const { supervisor, worker, workers, mono, log } = setup(t);
-  supervisor.start();
-  worker(0).ready();
-  mono.now = 10;
-  supervisor.restart('API');
+  const { supervisor, worker, workers, mono, log } = serving(t);
+  supervisor.restart('API'); // worker 1 starts at 10
   worker(1).ready();
   // worker 0 drains a keep-alive connection on which a restart was asked before worker 1 started.
   askRestart(worker(0), 5);
@@ -160,10 +166,7 @@ t.test('a restart asked through a replaced worker is done by a worker started af
 });
 
 t.test('a restart asked while one is under way is joined, or followed by another', async (t) => {
-  const { supervisor, worker, workers, mono } = setup(t);
-  supervisor.start();
-  worker(0).ready();
-  mono.now = 10;
+  const { supervisor, worker, workers, mono } = serving(t);
   askRestart(worker(0), 8); // worker 1 starts at 10
   t.equal(workers.length, 2, 'a restart');
   // Asked before worker 1 started (the same click, or a request that waited): joined.
@@ -182,10 +185,7 @@ t.test('a restart asked while one is under way is joined, or followed by another
 });
 
 t.test('a restart to follow is dropped with the restart it followed when that one fails', async (t) => {
-  const { supervisor, worker, workers, mono } = setup(t);
-  supervisor.start();
-  worker(0).ready();
-  mono.now = 10;
+  const { supervisor, worker, workers } = serving(t);
   supervisor.restart('API');
   askRestart(worker(0), 12);
   worker(1).exit({ code: 1 });

@@ -43,6 +43,9 @@ export async function configRoutes(app: FastifyInstance, options: ConfigRouteOpt
     // Syncthing answers a saved change with 200 and nothing else.
     return reply.code(200).send();
   };
+  // A section's body laid over `base`; what Syncthing does not have is skipped, the rest checked.
+  const fromBody = <T>(base: T, request: FastifyRequest, field: string): T =>
+    overlay(base, object(body(request)), field, 'ignore');
   const whole = async (request: FastifyRequest, reply: FastifyReply) => {
     const next = decodeConfiguration(body(request), config.myId, '', 'ignore');
     return change(reply, (draft) => Object.assign(draft, next));
@@ -95,13 +98,13 @@ export async function configRoutes(app: FastifyInstance, options: ConfigRouteOpt
   const section = <K extends 'options' | 'gui' | 'ldap'>(path: string, key: K) => {
     app.get(path, async () => config.current[key]);
     app.put(path, async (request, reply) => {
-      const value = overlay(sectionDefaults[key], object(body(request)), key, 'ignore');
+      const value = fromBody(sectionDefaults[key], request, key);
       return change(reply, (draft) => {
         draft[key] = value as Configuration[K];
       });
     });
     app.patch(path, async (request, reply) => {
-      const value = overlay(config.current[key], object(body(request)), key, 'ignore');
+      const value = fromBody(config.current[key], request, key);
       return change(reply, (draft) => {
         draft[key] = value;
       });
@@ -114,13 +117,13 @@ export async function configRoutes(app: FastifyInstance, options: ConfigRouteOpt
   const defaultsOf = <K extends 'folder' | 'device'>(path: string, key: K) => {
     app.get(path, async () => config.current.defaults[key]);
     app.put(path, async (request, reply) => {
-      const value = overlay(sectionDefaults[key], object(body(request)), `defaults.${key}`, 'ignore');
+      const value = fromBody(sectionDefaults[key], request, `defaults.${key}`);
       return change(reply, (draft) => {
         draft.defaults[key] = value as Configuration['defaults'][K];
       });
     });
     app.patch(path, async (request, reply) => {
-      const value = overlay(config.current.defaults[key], object(body(request)), `defaults.${key}`, 'ignore');
+      const value = fromBody(config.current.defaults[key], request, `defaults.${key}`);
       return change(reply, (draft) => {
         draft.defaults[key] = value;
       });
@@ -130,7 +133,7 @@ export async function configRoutes(app: FastifyInstance, options: ConfigRouteOpt
   defaultsOf('/rest/config/defaults/device', 'device');
   app.get('/rest/config/defaults/ignores', async () => config.current.defaults.ignores);
   app.put('/rest/config/defaults/ignores', async (request, reply) => {
-    const value = overlay(sectionDefaults.ignores, object(body(request)), 'defaults.ignores', 'ignore');
+    const value = fromBody(sectionDefaults.ignores, request, 'defaults.ignores');
     return change(reply, (draft) => {
       draft.defaults.ignores = value;
     });
