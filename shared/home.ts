@@ -10,6 +10,9 @@ import { SettingError, settingLabel } from './settings.ts';
 export const CONFIG_FILE = 'config.json';
 export const ADDRESS_FILE = 'address';
 export const URL_FILE = 'url';
+export const LOCK_FILE = 'lock';
+/** The worker's index of the folders (SQLite). */
+export const INDEX_FILE = 'index.sqlite';
 
 /** Creates the home (mode 0700) if missing; a home that cannot be made or written is a SettingError. */
 export async function prepareHome(home: string): Promise<void> {

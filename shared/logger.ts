@@ -29,23 +29,28 @@ export function standardOutput(): LossyOutput {
 /**
  * A JSON-lines logger on stdout tagged with the process's role and pid. `onWarning` receives every
  * record at warning level or above, whatever the level set for stdout, so that the recent errors list
- * sees them even when the log is quieter. A record's `slot` field is passed on with it.
+ * sees them even when the log is quieter. A record's `slot` field is passed on with it. `record`
+ * receives every line logged (the log buffer behind /rest/system/log); at level info, stdout also
+ * shows the debug lines of the facilities turned on (see debug-facilities.ts), as Syncthing does.
  */
 export function createLogger(
   role: Role,
   level: LogLevel,
   onWarning?: WarningSink,
   destination: pino.DestinationStream = standardOutput(),
+  record?: pino.DestinationStream,
 ): Logger {
   const options: pino.LoggerOptions = {
     base: { role, pid: process.pid },
     redact: { paths: redactPaths, censor: '[redacted]' },
   };
-  if (!onWarning) return pino({ ...options, level }, destination);
+  if (!onWarning && !record) return pino({ ...options, level }, destination);
 
-  const streams: pino.StreamEntry[] = [{ level: 'warn', stream: warningSink(onWarning) }];
-  if (level !== 'silent') streams.push({ level, stream: destination });
-  const lowest = quieterThanWarn.has(level) ? 'warn' : level;
+  const streams: pino.StreamEntry[] = [];
+  if (onWarning) streams.push({ level: 'warn', stream: warningSink(onWarning) });
+  if (record) streams.push({ level: 'trace', stream: record });
+  if (level !== 'silent') streams.push({ level: level === 'info' ? 'debug' : level, stream: destination });
+  const lowest = onWarning && quieterThanWarn.has(level) ? 'warn' : level;
   return pino({ ...options, level: lowest }, pino.multistream(streams));
 }
 

@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { type Address, parseAddress } from './address.ts';
 import { parseDuration } from './duration.ts';
 import { formatSyncUrl, parseSyncUrl } from './sync-url.ts';
+import { parseFacilityList } from './debug-facilities.ts';
 
 export interface Settings {
   home: string;
@@ -37,6 +38,8 @@ export interface Settings {
   /** Local and global discovery, over options.localAnnounceEnabled and globalAnnounceEnabled; undefined: the configuration's. */
   localAnnounce: boolean | undefined;
   globalAnnounce: boolean | undefined;
+  /** Debug facilities on from the start (STTRACE's list; see shared/debug-facilities.ts). */
+  trace: string[];
   /** The settings given by a flag or the environment, as opposed to defaulted. */
   given: ReadonlySet<SettingName>;
 }
@@ -184,6 +187,12 @@ export const settingSpecs = {
     help: 'global discovery: announce to and look up on options.globalAnnounceServers (1 or 0); overrides options.globalAnnounceEnabled',
     default: '0',
   },
+  trace: {
+    flag: 'trace',
+    env: 'STTRACE',
+    help: "debug lines of these parts of the worker, as Syncthing's STTRACE (connections,discover,main,model,protocol); changed while running through /rest/system/debug",
+    default: '',
+  },
 } as const satisfies Record<string, SettingSpec>;
 
 export type SettingName = keyof typeof settingSpecs;
@@ -249,6 +258,7 @@ export function readSettings(argv: readonly string[], env: NodeJS.ProcessEnv): S
     syncAddress: readSyncAddress(raw('syncAddress')),
     localAnnounce: optionalSwitch('localAnnounce', raw('localAnnounce')),
     globalAnnounce: optionalSwitch('globalAnnounce', raw('globalAnnounce')),
+    trace: parseFacilityList(value('trace')),
     given,
   };
 }

@@ -3,8 +3,7 @@ import { readFile, rm, writeFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { SettingError, settingLabel } from '../shared/settings.ts';
-
-export const LOCK_FILE = 'lock';
+import { LOCK_FILE } from '../shared/home.ts';
 
 interface Owner {
   pid: number;

@@ -365,6 +365,7 @@ export class Supervisor {
           headersTimeoutMs: settings.headersTimeoutMs,
           requestTimeoutMs: settings.requestTimeoutMs,
           maxConnections: settings.maxConnections,
+          trace: settings.trace,
         },
         errors: this.errors.list(),
         supervisor: this.stats,

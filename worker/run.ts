@@ -14,10 +14,13 @@ import {
 } from '../shared/ipc/protocol.ts';
 import type { SupervisorStats } from '../shared/api-types.ts';
 import { type ErrorChange, RecentErrors } from '../shared/recent-errors.ts';
+import { LogBuffer } from '../shared/log-buffer.ts';
+import { DebugFacilities } from '../shared/debug-facilities.ts';
 import { buildApp } from './http/app.ts';
 import { ConnectionPool } from './http/connection-pool.ts';
 import { Service } from './service/service.ts';
 import { StandbyMonitor } from './service/standby-monitor.ts';
+import { homePaths } from './service/home-paths.ts';
 import { Requests } from '../shared/ipc/requests.ts';
 import type { SaveAnswer } from '../shared/ipc/protocol.ts';
 import { configEvents } from './config/config-events.ts';
@@ -91,9 +94,16 @@ export function runWorker(
         errors.apply(made);
         send({ type: 'syncd:errors', change: made });
       };
-      const logger = createLogger('worker', settings.logLevel, (error, slot) =>
-        change({ op: 'add', error, slot }),
+      // The lines behind /rest/system/log, and the parts whose debug lines can be turned on alone.
+      const logBuffer = new LogBuffer();
+      const logger = createLogger(
+        'worker',
+        settings.logLevel,
+        (error, slot) => change({ op: 'add', error, slot }),
+        standardOutput(),
+        logBuffer.stream(),
       );
+      const facilities = new DebugFacilities(logger, settings.trace);
       const lowPriority = init.config.options.setLowPriority;
       let supervisor: SupervisorStats = init.supervisor;
       let draining = false;
@@ -126,6 +136,7 @@ export function runWorker(
           myId: init.deviceId,
           credentials: init.device,
           logger,
+          log: (facility) => facilities.logger(facility),
           listening: () => sync,
           announce: init.announce,
           restart: () => act('restart'),
@@ -145,6 +156,8 @@ export function runWorker(
         apiKey: init.apiKey,
         deviceId: init.deviceId,
         logger,
+        log: { buffer: logBuffer, facilities },
+        paths: homePaths(init.home),
         errors: { list: errors, change },
         status,
         access,
@@ -263,7 +276,7 @@ export function runWorker(
         logger.warn(`options.setLowPriority: the worker's priority could not be lowered: ${notLowered}`);
       }
       events.log('StartupComplete', { myID: init.deviceId });
-      logger.debug('worker ready');
+      facilities.logger('main').debug('worker ready');
       options.onReady?.();
       return (message: SupervisorMessage, extra: unknown) => dispatch(handlers, message, extra);
     }

@@ -17,7 +17,8 @@ export const PARENT_DEATH_SIGNAL_ENV = 'SYNCD_PARENT_DEATH_SIGNAL';
 export type WorkerSettings = Pick<
   Settings,
   'logLevel' | 'drainTimeoutMs' | 'headersTimeoutMs' | 'requestTimeoutMs' | 'maxConnections'
->;
+> &
+  Partial<Pick<Settings, 'trace'>>;
 
 export interface WorkerInit {
   settings: WorkerSettings;

@@ -46,6 +46,8 @@ export interface DeviceConnectionsOptions {
   config: WorkerConfig;
   events: EventLog;
   logger: Logger;
+  /** The BEP messages' debug lines (the `protocol` facility); `logger` when not given. */
+  protocolLogger?: Logger;
   store: DeviceStore;
   index: IndexState;
   /** Addresses discovery knows for a device configured as `dynamic`. */
@@ -274,7 +276,11 @@ export class DeviceConnections {
       session,
       peer: indexPeer,
       controller: new PeerController(
-        { ...this.#options, pendingFolders: this.pendingFolders },
+        {
+          ...this.#options,
+          logger: this.#options.protocolLogger ?? this.#options.logger,
+          pendingFolders: this.pendingFolders,
+        },
         peer,
         session,
         indexPeer,

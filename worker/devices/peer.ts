@@ -53,7 +53,7 @@ export class PeerController {
   sendClusterConfig(): void {
     const device = this.#device;
     const body = clusterConfigFor(this.#config, device, this.#options.index);
-    this.#options.logger.trace(
+    this.#options.logger.debug(
       {
         device,
         folders: body.folders.map((folder) => ({
@@ -72,7 +72,7 @@ export class PeerController {
   /** One message from the device; the session reads the next once a promise answered settles. */
   received(message: BepMessage): void | Promise<void> {
     const [session, device] = [this.#session, this.#device];
-    this.#options.logger.trace({ device, kind: message.kind }, `${message.kind} from ${device}`);
+    this.#options.logger.debug({ device, kind: message.kind }, `${message.kind} from ${device}`);
     switch (message.kind) {
       case 'ClusterConfig': {
         const problem = this.#clusterConfigProblem(message.body);

@@ -15,6 +15,7 @@ import { completionReport, folderNeed } from '../index-db/global.ts';
 import type { PullOptions, PullOrder } from '../sync/pull-folder.ts';
 import { folderSummary } from './folder-summary.ts';
 import { OwnWrites } from './own-writes.ts';
+import { PullPriority } from '../sync/pull-priority.ts';
 import { DEFAULT_PULL_PAUSE_MS, PullRetry } from './pull-retry.ts';
 import { versionerFor } from '../versioning/for-folder.ts';
 import type { Versioner } from '../versioning/versioner.ts';
@@ -100,6 +101,8 @@ export class FolderRunner {
   #pullProblems: WalkProblem[] = [];
   // What the watcher reports of the pull's own writes is not a change.
   readonly #ownWrites = new OwnWrites();
+  /** Files a user asked to have first (POST /rest/db/prio). */
+  readonly #priority = new PullPriority();
   // A pull that left items undone is tried again later, the pause growing (see pull-retry.ts).
   readonly #pullRetry = new PullRetry(() =>
     this.#config.pullerPauseS > 0 ? this.#config.pullerPauseS * 1000 : DEFAULT_PULL_PAUSE_MS,
@@ -203,6 +206,11 @@ export class FolderRunner {
   }
 
   /** Asks for a pull (other devices have something new); runs after any scan under way. */
+  /** Pulls `name` before the other files, in this pull if one runs, else in the next. */
+  bringToFront(name: string): void {
+    this.#priority.bringToFront(name);
+  }
+
   pullSoon(): void {
     if (this.#stopped || this.#config.paused || !this.#options.pull || this.#config.type === 'sendonly')
       return;
@@ -428,6 +436,10 @@ export class FolderRunner {
           { folder: folder.id, path: p.name, slot: `folder-${folder.id}` },
           `folder ${folder.id}: ${p.name}: ${p.error}`,
         );
+      logger.debug(
+        { folder: folder.id, changes: result.changes.length, ms: Date.now() - started },
+        `folder ${folder.id}: scanned${under ? ` ${under.join(', ')}` : ''}: ${result.changes.length} changes`,
+      );
       const first = !this.#scannedOnce;
       this.#scannedOnce = true;
       this.#lastScan = new Date();
@@ -565,9 +577,14 @@ export class FolderRunner {
         ignores: this.#ignores,
         caseSensitiveFS,
         versioner: this.versioner,
+        priority: this.#priority,
       };
       const { problems, toScan, last } = await pull(folder, this.#abort.signal, this.#ownWrites);
       failed = problems.length > 0;
+      logger.debug(
+        { folder: id, problems: problems.length, ms: Date.now() - started },
+        `folder ${id}: pulled, ${problems.length} problems`,
+      );
       if (last) this.#lastFile = last;
       // A conflict copy is a new local file: scanned at once, so that the other devices get it; so is
       // a directory that could not be deleted for what is in it.

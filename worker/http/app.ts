@@ -19,6 +19,8 @@ import { versionRoutes } from './routes/versions.ts';
 import { clusterRoutes } from './routes/cluster.ts';
 import { statsRoutes } from './routes/stats.ts';
 import { svcRoutes } from './routes/svc.ts';
+import { type LogRouteOptions, logRoutes } from './routes/log.ts';
+import { reportRoutes } from './routes/report.ts';
 import type { SyncModel } from '../service/model.ts';
 import type { WorkerConfig } from '../config/worker-config.ts';
 import type { EventLog } from '../events/event-log.ts';
@@ -58,6 +60,10 @@ export interface AppOptions {
   config?: WorkerConfig;
   requiresRestart?: () => boolean;
   guiAddressOverridden?: boolean;
+  /** The files the service keeps, for GET /rest/system/paths. */
+  paths?: Record<string, string>;
+  /** The log buffer behind /rest/system/log and the debug switches. */
+  log?: LogRouteOptions;
   /** The event log behind /rest/events. */
   events?: EventLog;
   /** The model of the service (index, folders, devices) while this worker holds it, behind /rest/db. */
@@ -178,12 +184,19 @@ export function buildApp(options: AppOptions) {
     });
   }
   app.register(svcRoutes, { prefix: '/rest/svc' });
+  if (options.log) app.register(logRoutes, { ...options.log, prefix: '/rest/system' });
   if (options.events) app.register(eventRoutes, { events: options.events });
   if (options.config && options.model) {
     app.register(dbRoutes, { config: options.config, model: options.model });
     app.register(versionRoutes, { config: options.config, model: options.model });
     app.register(clusterRoutes, { model: options.model });
     app.register(statsRoutes, { config: options.config, model: options.model });
+    app.register(reportRoutes, {
+      config: options.config,
+      model: options.model,
+      startTime: options.status.startTime,
+      prefix: '/rest/svc',
+    });
   }
   if (options.testRoutes) app.register(testRoutes, { ...options.testRoutes, prefix: '/rest/test' });
   return app;

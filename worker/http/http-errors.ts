@@ -141,6 +141,8 @@ export const invalidDeviceId = (text: string, problem: string) =>
 
 export const invalidQuery = (message: string) => new HttpError('SYNCD_ERR_INVALID_QUERY', message);
 
+export const invalidBody = (message: string) => new HttpError('SYNCD_ERR_BAD_REQUEST', message);
+
 export const noSuch = (what: string) => new HttpError('SYNCD_ERR_NOT_FOUND', what);
 
 /** What the model refuses, as the REST face answers it. */

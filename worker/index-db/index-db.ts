@@ -5,7 +5,7 @@ import type { Block } from '../records/blocks.ts';
 import { type Counter, FILE_TYPES, type FileRecord, type FileType } from '../records/file-record.ts';
 
 /** The index file in the home. */
-export const INDEX_FILE = 'index.sqlite';
+export { INDEX_FILE } from '../../shared/home.ts';
 
 /** A file that is not an index this syncd can use: reported, never deleted or overwritten. */
 export class IndexDbError extends Error {

@@ -21,6 +21,8 @@ export interface SyncModel {
   browse(folder: string, prefix: string, levels: number, dirsOnly: boolean): TreeEntry[];
   /** What `device` (this one when undefined) lacks of the global versions: one page of it. */
   need(folder: string, page: Page, device?: string): FileRecord[];
+  /** Pulls `name` before the folder's other needed files (Syncthing's BringToFront). */
+  bringToFront(folder: string, name: string): void;
   /** The changes a receive-only folder keeps (what a revert gives up), one page. */
   localChanged(folder: string, page: Page): FileRecord[];
   /** Syncthing's override of a send-only folder and revert of a receive-only one, once done. */

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { Logger } from '../../shared/logger.ts';
+import type { Facility } from '../../shared/debug-facilities.ts';
 import type { WorkerConfig } from '../config/worker-config.ts';
 import type { EventLog } from '../events/event-log.ts';
 import { Folders } from '../folders/folders.ts';
@@ -46,6 +47,8 @@ export interface ServiceContext {
   /** The device's certificate and key, for the sync protocol. */
   credentials: DeviceCredentials;
   logger: Logger;
+  /** The logger of one part of the worker, whose debug lines can be turned on alone. */
+  log?: (facility: Facility) => Logger;
   /** Session timings, shorter in tests. */
   times?: SessionTimes;
   /** Where the sync listener is bound (the supervisor says), announced by discovery. */
@@ -65,6 +68,7 @@ const SPACE_RECHECK_MS = 10_000;
  * error and nothing is scanned, so nothing is lost.
  */
 export async function openService(context: ServiceContext): Promise<SyncService> {
+  const log = (facility: Facility): Logger => context.log?.(facility) ?? context.logger;
   let db: IndexDb | undefined;
   let indexError: string | undefined;
   let spaceWatch: NodeJS.Timeout | undefined;
@@ -115,7 +119,7 @@ export async function openService(context: ServiceContext): Promise<SyncService>
         db,
         myId: context.myId,
         events: context.events,
-        logger: context.logger,
+        logger: log('model'),
         config: () => context.config.current,
         remoteUpdated: (folder) => late.folders?.get(folder)?.remoteUpdated(),
       })
@@ -123,6 +127,7 @@ export async function openService(context: ServiceContext): Promise<SyncService>
   const folders = db
     ? new Folders({
         ...context,
+        logger: log('model'),
         myId: context.config.myId,
         db,
         hasher,
@@ -140,7 +145,7 @@ export async function openService(context: ServiceContext): Promise<SyncService>
             writer,
             recorded: (records) => exchange?.localUpdated(folder.id, records),
             events: context.events,
-            logger: context.logger,
+            logger: log('model'),
             signal,
             progress,
             writes,
@@ -158,7 +163,7 @@ export async function openService(context: ServiceContext): Promise<SyncService>
     listening: context.listening ?? (() => ({})),
     announce: context.announce ?? { local: null, global: null },
     events: context.events,
-    logger: context.logger,
+    logger: log('discover'),
     discovered: (device) => dialer.dialNow?.(device),
   });
   const blocks = db
@@ -173,7 +178,8 @@ export async function openService(context: ServiceContext): Promise<SyncService>
     credentials: context.credentials,
     config: context.config,
     events: context.events,
-    logger: context.logger,
+    logger: log('connections'),
+    protocolLogger: log('protocol'),
     store: db ? tolerantStore(db, context.logger) : memoryDeviceStore(),
     index: (folder, device) => exchange?.known(folder, device) ?? { indexId: 0n, maxSequence: 0n },
     exchange,

@@ -99,6 +99,10 @@ export class EngineModel implements SyncModel {
       : [];
   }
 
+  bringToFront(folder: string, name: string): void {
+    this.#parts.folders?.get(folder)?.bringToFront(name);
+  }
+
   override(folder: string): Promise<void> {
     return this.#ofType(folder, 'sendonly', '/rest/db/override', (runner) => runner.override());
   }

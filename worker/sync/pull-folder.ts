@@ -25,6 +25,7 @@ import { keepConflict } from './conflicts.ts';
 import { compareVersions, equivalent } from '../records/versions.ts';
 import { folderNeed, fullRecords, type NeededItem } from '../index-db/global.ts';
 import { ByteBudget } from './byte-budget.ts';
+import type { PullPriority } from './pull-priority.ts';
 import { CaseNames, caseConflict } from './case-names.ts';
 import type { BlockSource, DownloadProgress } from './download-progress.ts';
 
@@ -50,6 +51,8 @@ export interface PullOptions {
     caseSensitiveFS?: boolean;
     /** Where a file deleted or replaced for another device goes first (the folder's versioning). */
     versioner?: Versioner;
+    /** Files a user asked to have first, taken before `order`'s. */
+    priority?: PullPriority;
   };
   db: IndexDb;
   /** Devices connected now. */
@@ -211,17 +214,36 @@ export async function pullFolder(options: PullOptions): Promise<{
   for (const phase of [0, 1, 2]) {
     const items = work.filter((item) => rank(item) === phase);
     if (phase === 1) inPullOrder(items, folder.order ?? 'random');
-    let next = 0;
+    const take = nextOf(items, phase === 1 ? folder.priority : undefined);
     const worker = async () => {
-      for (let at = next++; at < items.length && !options.signal?.aborted; at = next++) {
-        await handle(items[at] as (typeof work)[number]);
-      }
+      for (let item = take(); item && !options.signal?.aborted; item = take()) await handle(item);
     };
     const parallel = phase === 1 ? FILES_AT_ONCE : 1;
     await Promise.all(Array.from({ length: Math.min(parallel, items.length) }, worker));
     flush();
   }
   return { pulled, problems, toScan, last };
+}
+
+/** Takes the items one by one: those the priority names first, then the rest in their order. */
+function nextOf<T extends { name: string }>(items: readonly T[], priority: PullPriority | undefined) {
+  let next = 0;
+  const started = new Set<string>();
+  const waiting = priority ? new Map(items.map((item) => [item.name, item])) : undefined;
+  return (): T | undefined => {
+    const first = priority?.take((name) => waiting?.has(name) === true && !started.has(name));
+    if (first !== undefined) {
+      started.add(first);
+      return waiting?.get(first);
+    }
+    while (next < items.length) {
+      const item = items[next++] as T;
+      if (started.has(item.name)) continue;
+      started.add(item.name);
+      return item;
+    }
+    return undefined;
+  };
 }
 
 /**

@@ -171,3 +171,54 @@ t.test('a restore reads its body only once the model knows the folder keeps vers
   const answer = await call('POST', '/rest/folder/versions?folder=f', 'not json');
   t.match([answer.status, answer.json()], [409, { code: 'SYNCD_ERR_NO_VERSIONING' }]);
 });
+
+t.test('POST /rest/db/prio: the file asked of the model first, then the need', async (t) => {
+  const { model, calls } = fakeModel({ bringToFront: () => {}, need: () => [record('a.txt')] });
+  const call = await setup(t, model);
+  const prio = await call('POST', '/rest/db/prio?folder=f&file=a.txt');
+  t.equal(prio.status, 200);
+  t.match(prio.json(), { progress: [], queued: [], rest: [{ name: 'a.txt' }], page: 1, perpage: 65536 });
+  const noFile = await call('POST', '/rest/db/prio?folder=f');
+  t.match([noFile.status, noFile.json().message], [400, /give \?file=NAME/]);
+  t.equal((await call('POST', '/rest/db/prio?folder=nonesuch&file=a')).status, 404);
+  t.same(calls, [
+    ['bringToFront', ['f', 'a.txt']],
+    ['need', ['f', { page: 1, perpage: 65536 }]],
+  ]);
+});
+
+t.test(
+  'GET /rest/svc/report: the usage report’s preview, from the configuration and the counts',
+  async (t) => {
+    const status: Record<string, Record<string, number>> = {
+      f: { localFiles: 3, localBytes: 5 * 1024 * 1024 },
+      g: { localFiles: 7, localBytes: 1024 * 1024 },
+    };
+    const { model } = fakeModel({ folderStatus: (folder) => status[folder] ?? {} });
+    const call = await setup(t, model);
+    const report = (await call('GET', '/rest/svc/report')).json();
+    t.match(report, {
+      urVersion: 3,
+      version: /^v\d/,
+      platform: /^linux-/,
+      numFolders: 2,
+      numDevices: 2,
+      totFiles: 10,
+      folderMaxFiles: 7,
+      totMiB: 6,
+      folderMaxMiB: 5,
+      folderUses: { sendreceive: 2 },
+      deviceUses: { dynamicAddr: 2 },
+      folderUsesV3: { pullOrder: { random: 2 } },
+    });
+    t.notOk('uniqueID' in report, 'no unique ID: syncd reports to no one');
+    t.notOk('usesRateLimit' in report, 'empty fields left out, as Syncthing’s omitempty');
+    const v1 = (await call('GET', '/rest/svc/report?version=1')).json();
+    t.equal(v1.urVersion, 1);
+    t.notOk('folderUses' in v1, 'version 1 has no version 2 fields');
+    t.equal((await call('GET', '/rest/svc/report?version=9')).status, 400);
+    // While the service changes hands: the configuration's counts, no files.
+    const handover = await setup(t, undefined);
+    t.match((await handover('GET', '/rest/svc/report')).json(), { numFolders: 2 });
+  },
+);

@@ -79,3 +79,15 @@ t.test('the helpers need the key', async (t) => {
     t.equal((await app.inject({ url })).statusCode, 401, url);
   }
 });
+
+t.test('GET /rest/system/paths: the files kept, by Syncthing 2.x’s names', async (t) => {
+  const app = buildApp(
+    appOptions({ paths: { config: '/home/x/config.json', database: '/home/x/index.sqlite' } }),
+  );
+  await app.ready();
+  t.teardown(() => app.close());
+  t.same((await injector(app)('GET', '/rest/system/paths')).json(), {
+    config: '/home/x/config.json',
+    database: '/home/x/index.sqlite',
+  });
+});

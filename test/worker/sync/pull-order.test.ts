@@ -11,6 +11,7 @@ import { scanFolder } from '../../../worker/folders/scan-folder.ts';
 import type { NeededItem } from '../../../worker/index-db/global.ts';
 import { inPullOrder, type PullOrder, pullFolder } from '../../../worker/sync/pull-folder.ts';
 import { recordingLogger } from '../../helpers/app.ts';
+import { MAX_PRIORITY_NAMES, PullPriority } from '../../../worker/sync/pull-priority.ts';
 
 // Name, size, modification time (s): no two orders agree, so each order shows which one it followed.
 const FILES: Array<[string, number, number]> = [
@@ -51,8 +52,30 @@ t.test("each of Syncthing's orders, from a list sorted by name", async (t) => {
   t.end();
 });
 
+t.test('PullPriority: newest first, each name once, bounded', async (t) => {
+  const priority = new PullPriority();
+  for (const name of ['a', 'b', 'a']) priority.bringToFront(name);
+  t.same(priority.names(), ['a', 'b']);
+  t.equal(
+    priority.take((name) => name === 'b'),
+    'b',
+  );
+  t.equal(
+    priority.take(() => false),
+    undefined,
+  );
+  for (let i = 0; i < MAX_PRIORITY_NAMES + 10; i++) priority.bringToFront(`n${i}`);
+  t.equal(priority.names().length, MAX_PRIORITY_NAMES);
+  t.equal(priority.names()[0], `n${MAX_PRIORITY_NAMES + 9}`);
+});
+
 t.test("a pull takes its files in the folder's order", async (t) => {
-  const dir = t.testdir({ source: { '.stfolder': {} }, one: { '.stfolder': {} }, two: { '.stfolder': {} } });
+  const dir = t.testdir({
+    source: { '.stfolder': {} },
+    one: { '.stfolder': {} },
+    two: { '.stfolder': {} },
+    three: { '.stfolder': {} },
+  });
   const source = join(dir, 'source');
   for (const [name, size, modifiedS] of FILES) {
     await writeFile(join(source, name), Buffer.alloc(size, name));
@@ -71,14 +94,14 @@ t.test("a pull takes its files in the folder's order", async (t) => {
   const folder = { id: 'f', path: source, markerName: '.stfolder', ignorePerms: false, modTimeWindowS: 0 };
   await scanFolder({ folder, db: sourceDb, hasher, shortId: 7n });
   const records = FILES.map(([name]) => sourceDb.file('f', name) as FileRecord);
-  const started = async (order: PullOrder, into: string) => {
+  const started = async (order: PullOrder, into: string, priority?: PullPriority) => {
     const db = await IndexDb.open(join(dir, `${into}.sqlite`));
     dbs.push(db);
     db.putRemote('f', 'PEER', records, true);
     const events = new EventLog();
     const seen = events.subscription(['ItemStarted']);
     const result = await pullFolder({
-      folder: { id: 'f', path: join(dir, into), ignorePerms: false, order },
+      folder: { id: 'f', path: join(dir, into), ignorePerms: false, order, priority },
       db,
       connected: () => new Set(['PEER']),
       request: async (_device: string, block: BlockRequest) => {
@@ -96,4 +119,9 @@ t.test("a pull takes its files in the folder's order", async (t) => {
   };
   t.equal(await started('largestFirst', 'one'), 'cadb', 'largestFirst: the largest first');
   t.equal(await started('newestFirst', 'two'), 'dacb', 'newestFirst: the newest first');
+  // POST /rest/db/prio: the latest asked first, then the rest in the folder's order.
+  const priority = new PullPriority();
+  for (const name of ['d', 'nonesuch', 'b']) priority.bringToFront(name);
+  t.equal(await started('alphabetic', 'three', priority), 'bdac', 'the files asked for first');
+  t.same(priority.names(), ['nonesuch'], 'each taken once; a name not needed waits');
 });

@@ -83,11 +83,22 @@ export async function dbRoutes(app: FastifyInstance, options: DbRouteOptions): P
   });
 
   // What this device needs of the global versions, in Syncthing's pages (nothing is queued apart).
-  app.get('/rest/db/need', async (request) => {
-    const { id, model } = folderOf(request);
+  const need = (request: FastifyRequest, id: string, model: SyncModel) => {
     const { page, perpage } = paging(request);
     const rest = model.need(id, { page, perpage }).map(restFile);
     return { progress: [], queued: [], rest, page, perpage };
+  };
+  app.get('/rest/db/need', async (request) => {
+    const { id, model } = folderOf(request);
+    return need(request, id, model);
+  });
+  // A file pulled before the others, then the need as above (Syncthing's postDBPrio).
+  app.post('/rest/db/prio', async (request) => {
+    const { id, model } = folderOf(request);
+    const { file } = query(request);
+    if (file === undefined || file === '') throw invalidQuery('give ?file=NAME, the file to pull first');
+    model.bringToFront(id, file);
+    return need(request, id, model);
   });
 
   // What a device lacks of the global versions (Syncthing's remote need), in pages.

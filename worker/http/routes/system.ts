@@ -41,6 +41,8 @@ interface SystemRouteOptions extends FastifyPluginOptions {
   reset?: (folder: string | undefined) => Promise<void>;
   errors: ErrorList;
   status: StatusSource;
+  /** The files the service keeps, by Syncthing 2.x's names (see service/home-paths.ts). */
+  paths?: Record<string, string>;
   onAction: (action: Action) => void;
   /** Closes the request's connection once what was read on it is answered. */
   closeAfterAnswering: (request: FastifyRequest) => void;
@@ -134,6 +136,15 @@ export async function systemRoutes(app: FastifyInstance, options: SystemRouteOpt
     const { current } = request.query as { current?: unknown };
     return browse(typeof current === 'string' ? current : '');
   });
+
+  // Syncthing 2.x's; the default folder path is the configuration's.
+  const { paths } = options;
+  if (paths) {
+    app.get('/paths', async () => ({
+      ...paths,
+      ...(options.config ? { defFolder: options.config.current.defaults.folder.path } : {}),
+    }));
+  }
 
   // Syncthing's GUI asks after every load; it shows no upgrade when this fails.
   const noUpgrade = async () => {
