@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -40,6 +41,8 @@ export interface Settings {
   globalAnnounce: boolean | undefined;
   /** Debug facilities on from the start (STTRACE's list; see shared/debug-facilities.ts). */
   trace: string[];
+  /** An absolute folder whose files are served at / (STGUIASSETS), or undefined for none. */
+  guiAssets: string | undefined;
   /** The settings given by a flag or the environment, as opposed to defaulted. */
   given: ReadonlySet<SettingName>;
 }
@@ -193,6 +196,11 @@ export const settingSpecs = {
     help: "debug lines of these parts of the worker, as Syncthing's STTRACE (connections,discover,main,model,protocol); changed while running through /rest/system/debug",
     default: '',
   },
+  guiAssets: {
+    flag: 'gui-assets',
+    env: 'STGUIASSETS',
+    help: "a folder of web GUI files served at / (Syncthing's GUI, laid out as its gui/ folder, for one); none when not given",
+  },
 } as const satisfies Record<string, SettingSpec>;
 
 export type SettingName = keyof typeof settingSpecs;
@@ -259,8 +267,27 @@ export function readSettings(argv: readonly string[], env: NodeJS.ProcessEnv): S
     localAnnounce: optionalSwitch('localAnnounce', raw('localAnnounce')),
     globalAnnounce: optionalSwitch('globalAnnounce', raw('globalAnnounce')),
     trace: parseFacilityList(value('trace')),
+    guiAssets: readGuiAssets(raw('guiAssets')),
     given,
   };
+}
+
+function readGuiAssets(given: string | undefined): string | undefined {
+  if (given === undefined) return undefined;
+  const folder = resolve(given);
+  let isFolder: boolean;
+  try {
+    isFolder = statSync(folder).isDirectory();
+  } catch {
+    isFolder = false;
+  }
+  if (!isFolder) {
+    throw new SettingError(
+      settingLabel('guiAssets'),
+      `${folder} is not a folder: give the folder that holds the GUI's index.html (or its default/ theme folder)`,
+    );
+  }
+  return folder;
 }
 
 /** `--address / SYNCD_ADDRESS`, the way errors and the help name a setting. */

@@ -366,6 +366,7 @@ export class Supervisor {
           requestTimeoutMs: settings.requestTimeoutMs,
           maxConnections: settings.maxConnections,
           trace: settings.trace,
+          guiAssets: settings.guiAssets,
         },
         errors: this.errors.list(),
         supervisor: this.stats,

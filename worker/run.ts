@@ -157,7 +157,10 @@ export function runWorker(
         deviceId: init.deviceId,
         logger,
         log: { buffer: logBuffer, facilities },
-        paths: homePaths(init.home),
+        paths: homePaths(init.home, settings.guiAssets),
+        guiAssets: settings.guiAssets,
+        // The GUI's tokens outlast workers: every worker makes them under the device's own key.
+        guiSecret: init.device.key,
         errors: { list: errors, change },
         status,
         access,

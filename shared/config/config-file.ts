@@ -1,3 +1,4 @@
+import { isBcryptHash, storedPassword } from '../gui-password.ts';
 import { readFile } from 'node:fs/promises';
 import { SettingError } from '../settings.ts';
 import type { Configuration } from './defaults.ts';
@@ -43,10 +44,17 @@ export async function loadConfigFile(
     value === undefined ? { raw: {}, migrated: true, dropped: [] } : migrate(value, path);
   const rawGui = isObject(raw.gui) ? raw.gui : {};
   const keyMissing = rawGui.apiKey === undefined || rawGui.apiKey === '';
-  const withKey = keyMissing ? { ...raw, gui: { ...rawGui, apiKey: identity.newApiKey() } } : raw;
+  // A password written in plain text (by hand) is stored hashed from now on, as Syncthing does.
+  const plain = typeof rawGui.password === 'string' && !isBcryptHash(rawGui.password) ? rawGui.password : '';
+  const gui = {
+    ...rawGui,
+    ...(keyMissing ? { apiKey: identity.newApiKey() } : {}),
+    ...(plain !== '' ? { password: await storedPassword(plain) } : {}),
+  };
+  const withKey = keyMissing || plain !== '' ? { ...raw, gui } : raw;
   try {
     const config = decodeConfiguration(withKey, identity.myId, identity.deviceName);
-    return { config, changed: migrated || keyMissing, keyGenerated: keyMissing, dropped };
+    return { config, changed: migrated || keyMissing || plain !== '', keyGenerated: keyMissing, dropped };
   } catch (error) {
     if (!(error instanceof ConfigProblem)) throw error;
     throw new SettingError(path, `config.${error.message}; fix it or remove the file`, { cause: error });

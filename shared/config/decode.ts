@@ -1,3 +1,4 @@
+import { isBcryptHash } from '../gui-password.ts';
 import { homedir } from 'node:os';
 import { isAbsolute, resolve, sep } from 'node:path';
 import { parseAddress } from '../address.ts';
@@ -240,10 +241,12 @@ function checkGui(gui: Configuration['gui']): void {
   if (gui.apiKey.length < MIN_API_KEY_LENGTH) {
     throw new ConfigProblem('gui.apiKey', `must have at least ${MIN_API_KEY_LENGTH} characters`);
   }
-  if (gui.user !== '' || gui.password !== '') {
+  // A password reaches the configuration hashed (config routes, config-file.ts): a text that is not a
+  // bcrypt hash here would be a password no one could log in with.
+  if (gui.password !== '' && !isBcryptHash(gui.password)) {
     throw new ConfigProblem(
-      gui.user !== '' ? 'gui.user' : 'gui.password',
-      'must be empty: syncd does not check a GUI user and password; clients authenticate with the API key',
+      'gui.password',
+      'must be a bcrypt hash ($2a$10$…); give a new password through the REST API, which hashes it',
     );
   }
   if (gui.unixSocketPermissions !== '') {

@@ -34,6 +34,7 @@ const fixed = (why: string): FieldStatus => ({ status: 'fixed', why });
 const network = 'not built yet (the network issue)';
 const noReports = 'syncd sends no usage or crash reports';
 const noUpgrades = 'syncd does not upgrade itself';
+const noLdap = 'syncd has no LDAP login: the GUI logs in with gui.user and gui.password';
 const noTuning = "syncd has no such tuning: Syncthing's default is what it does";
 
 type Table<T> = Record<keyof T & string, FieldStatus>;
@@ -107,25 +108,25 @@ export const GUI_FIELDS: Table<typeof GUI_DEFAULTS> = {
   enabled: acts('only true: syncd always serves its REST interface'),
   address: acts(),
   unixSocketPermissions: acts('only empty: syncd listens on TCP'),
-  user: acts('only empty: clients authenticate with the API key'),
-  password: acts('only empty: clients authenticate with the API key'),
-  authMode: refused('syncd checks no user and password'),
+  user: acts('the web GUI login; empty: no login, the GUI answers this machine only'),
+  password: acts('a bcrypt hash; a password given in plain text through the REST API is hashed'),
+  authMode: fixed('"static": gui.user and gui.password; syncd has no LDAP'),
   useTLS: acts(),
   apiKey: acts(),
-  insecureAdminAccess: refused('syncd checks no user and password'),
-  theme: stored("Syncthing's GUI's look"),
+  insecureAdminAccess: refused('without a GUI password the GUI answers this machine only'),
+  theme: acts('the theme folder of --gui-assets served first'),
   debugging: refused('syncd has no debugging endpoints'),
   insecureSkipHostcheck: refused('the Host check is set with --allowed-hosts'),
-  insecureAllowFrameLoading: refused('syncd serves no GUI yet'),
+  insecureAllowFrameLoading: acts('pages of --gui-assets go without X-Frame-Options: SAMEORIGIN'),
 };
 
 export const LDAP_FIELDS: Table<typeof LDAP_DEFAULTS> = {
-  address: refused('syncd checks no user and password'),
-  bindDN: refused('syncd checks no user and password'),
-  transport: refused('syncd checks no user and password'),
-  insecureSkipVerify: refused('syncd checks no user and password'),
-  searchBaseDN: refused('syncd checks no user and password'),
-  searchFilter: refused('syncd checks no user and password'),
+  address: refused(noLdap),
+  bindDN: refused(noLdap),
+  transport: refused(noLdap),
+  insecureSkipVerify: refused(noLdap),
+  searchBaseDN: refused(noLdap),
+  searchFilter: refused(noLdap),
 };
 
 export const OPTIONS_FIELDS: Table<typeof OPTIONS_DEFAULTS> = {

@@ -18,7 +18,7 @@ export type WorkerSettings = Pick<
   Settings,
   'logLevel' | 'drainTimeoutMs' | 'headersTimeoutMs' | 'requestTimeoutMs' | 'maxConnections'
 > &
-  Partial<Pick<Settings, 'trace'>>;
+  Partial<Pick<Settings, 'trace' | 'guiAssets'>>;
 
 export interface WorkerInit {
   settings: WorkerSettings;

@@ -162,3 +162,18 @@ t.test('the settings given are told apart from the defaults', async (t) => {
   const settings = readSettings(['--max-connections', '10'], { SYNCD_LOG_LEVEL: 'warn', SYNCD_TLS: '' });
   t.same([...settings.given].sort(), ['logLevel', 'maxConnections']);
 });
+
+t.test('Syncthing’s STTRACE and STGUIASSETS, and their flags', async (t) => {
+  const dir = t.testdir({ gui: { default: { 'index.html': '' } } });
+  const env = { STTRACE: 'model, protocol', STGUIASSETS: join(dir, 'gui') };
+  const settings = readSettings([], env);
+  t.same(settings.trace, ['model', 'protocol']);
+  t.equal(settings.guiAssets, join(dir, 'gui'));
+  t.same(readSettings(['--trace', 'main'], env).trace, ['main'], 'the flag wins');
+  t.same(readSettings([], {}).trace, []);
+  t.equal(readSettings([], {}).guiAssets, undefined);
+  t.throws(() => readSettings(['--gui-assets', join(dir, 'nowhere')], {}), {
+    name: 'SettingError',
+    message: /^--gui-assets \/ STGUIASSETS: .*nowhere is not a folder/,
+  });
+});

@@ -4,6 +4,7 @@ import type { Logger } from '../../shared/logger.ts';
 import type { Action } from '../../shared/ipc/protocol.ts';
 import { type Access, admission, noKeyNeeded } from './admission.ts';
 import { AuthFailures } from './auth-failures.ts';
+import { GuiAuth } from './gui-auth.ts';
 import { AllowedMethods } from './allowed-methods.ts';
 import { ConnectionRequests } from './closing.ts';
 import { replyWithError } from './error-reply.ts';
@@ -21,6 +22,7 @@ import { statsRoutes } from './routes/stats.ts';
 import { svcRoutes } from './routes/svc.ts';
 import { type LogRouteOptions, logRoutes } from './routes/log.ts';
 import { reportRoutes } from './routes/report.ts';
+import { guiLoginRoutes } from './routes/gui-login.ts';
 import type { SyncModel } from '../service/model.ts';
 import type { WorkerConfig } from '../config/worker-config.ts';
 import type { EventLog } from '../events/event-log.ts';
@@ -60,6 +62,10 @@ export interface AppOptions {
   config?: WorkerConfig;
   requiresRestart?: () => boolean;
   guiAddressOverridden?: boolean;
+  /** The key the web GUI's CSRF tokens and sessions are made under (see gui-auth.ts); none: no GUI login. */
+  guiSecret?: Buffer | string;
+  /** A folder of web GUI files served at / (--gui-assets). */
+  guiAssets?: string;
   /** The files the service keeps, for GET /rest/system/paths. */
   paths?: Record<string, string>;
   /** The log buffer behind /rest/system/log and the debug switches. */
@@ -117,6 +123,17 @@ export function buildApp(options: AppOptions) {
   app.addHook('onRoute', (route) => allowedMethods.add(route.method, route.url));
 
   const failures = options.authFailures ?? new AuthFailures();
+  const gui =
+    options.deviceId && options.guiSecret
+      ? new GuiAuth({
+          deviceId: options.deviceId,
+          secret: options.guiSecret,
+          credentials: () => options.config?.current.gui ?? { user: '', password: '' },
+          failures,
+          secure: !!options.tls,
+          pages: options.guiAssets !== undefined,
+        })
+      : undefined;
   const connections = new ConnectionRequests();
   // A callback hook, not an async one: this runs on every request and a promise each costs throughput.
   app.addHook('onRequest', (request, reply, done) => {
@@ -132,17 +149,33 @@ export function buildApp(options: AppOptions) {
       return;
     }
     // Every path needs the key but the noauth ones, unknown paths included, so that no spelling of a
-    // path (double slashes, dot segments) can reach an action without it.
+    // path (double slashes, dot segments) can reach an action without it; or the GUI's credentials.
     if (noKeyNeeded(request)) {
       done();
       return;
     }
-    const client = request.socket.remoteAddress ?? 'unknown';
-    const wait = failures.retryAfter(client);
-    if (wait > 0) {
-      done(tooManyFailures(wait));
+    if (!gui) {
+      done(refused(request));
       return;
     }
+    gui.admit(request).then(
+      (admitted) => {
+        if (admitted === undefined || admitted instanceof HttpError) {
+          done(admitted ?? refused(request));
+          return;
+        }
+        if (admitted.cookies.length > 0) reply.header('set-cookie', admitted.cookies);
+        options.onProven?.(request.socket);
+        done();
+      },
+      (error: Error) => done(error),
+    );
+  });
+  /** A request without the key or the GUI's credentials: 401, counted, or 429 past the limit. */
+  const refused = (request: FastifyRequest): HttpError => {
+    const client = request.socket.remoteAddress ?? 'unknown';
+    const wait = failures.retryAfter(client);
+    if (wait > 0) return tooManyFailures(wait);
     const report = failures.record(client);
     if (report.log) {
       // One slot in the recent errors: requests anyone can send must not push the real errors out.
@@ -151,8 +184,8 @@ export function buildApp(options: AppOptions) {
         `a request from ${client} had a missing or wrong API key${report.since > 0 ? ` (and ${report.since} more since the last such line)` : ''}; further ones this minute are counted, not logged`,
       );
     }
-    done(unauthorized());
-  });
+    return unauthorized();
+  };
 
   app.addHook('onSend', (request, reply, payload, done) => {
     connections.beforeAnswer(request, reply, options.isDraining());
@@ -196,6 +229,21 @@ export function buildApp(options: AppOptions) {
       model: options.model,
       startTime: options.status.startTime,
       prefix: '/rest/svc',
+    });
+  }
+  if (gui) app.register(guiLoginRoutes, { gui });
+  if (options.guiAssets !== undefined && options.deviceId) {
+    const { config } = options;
+    const assets = {
+      root: options.guiAssets,
+      deviceId: options.deviceId,
+      gui: () => config?.current.gui ?? { theme: 'default', insecureAllowFrameLoading: false },
+      auth: gui,
+    };
+    // Loaded only when a GUI is served: the file server and the QR code writer cost every start else.
+    app.register(async (scope) => {
+      const { guiAssetRoutes } = await import('./routes/gui-assets.ts');
+      await scope.register(guiAssetRoutes, assets);
     });
   }
   if (options.testRoutes) app.register(testRoutes, { ...options.testRoutes, prefix: '/rest/test' });

@@ -41,6 +41,9 @@ const statuses = {
   SYNCD_ERR_UNAUTHORIZED: 401,
   SYNCD_ERR_HOST_NOT_ALLOWED: 403,
   SYNCD_ERR_TOO_MANY_FAILURES: 429,
+  SYNCD_ERR_LOGIN_REQUIRED: 401,
+  SYNCD_ERR_LOGIN_FAILED: 403,
+  SYNCD_ERR_GUI_LOCAL_ONLY: 403,
   // What is asked.
   SYNCD_ERR_NOT_FOUND: 404,
   SYNCD_ERR_METHOD_NOT_ALLOWED: 405,
@@ -85,6 +88,26 @@ export const unauthorized = () =>
     'SYNCD_ERR_UNAUTHORIZED',
     'missing or wrong API key: send it as X-API-Key: KEY or Authorization: Bearer KEY',
     { 'www-authenticate': 'Bearer' },
+  );
+
+/** Syncthing 1.19's answer, whose header makes a browser ask for the user and password. */
+export const loginRequired = () =>
+  new HttpError(
+    'SYNCD_ERR_LOGIN_REQUIRED',
+    'log in with the GUI user and password (gui.user, gui.password), or send the API key',
+    { 'www-authenticate': 'Basic realm="Authorization Required"' },
+  );
+
+export const loginFailed = () =>
+  new HttpError(
+    'SYNCD_ERR_LOGIN_FAILED',
+    'wrong user or password: the GUI user and password are gui.user and gui.password',
+  );
+
+export const guiLocalOnly = () =>
+  new HttpError(
+    'SYNCD_ERR_GUI_LOCAL_ONLY',
+    'the web GUI answers this machine only while no GUI password is set: set gui.user and gui.password (PATCH /rest/config/gui) to use it from elsewhere, or send the API key',
   );
 
 export const notFound = (method: string, path: string) =>

@@ -9,7 +9,7 @@ import { TLS_CERT_FILE, TLS_KEY_FILE } from '../../shared/tls.ts';
  * /rest/system/paths). syncd logs to standard output and keeps no panic or audit log: those are
  * empty, as Syncthing answers for a location it does not use.
  */
-export function homePaths(home: string): Record<string, string> {
+export function homePaths(home: string, guiAssets?: string): Record<string, string> {
   return {
     'baseDir-config': home,
     'baseDir-data': home,
@@ -23,6 +23,7 @@ export function homePaths(home: string): Record<string, string> {
     logFile: '-',
     panicLog: '',
     auditLog: '',
+    guiAssets: guiAssets ?? '',
     lockFile: join(home, LOCK_FILE),
   };
 }

@@ -8,6 +8,7 @@ import {
   readStoredApiKey,
 } from '../../../shared/config/config-file.ts';
 import { newApiKey } from '../../../shared/home.ts';
+import { passwordMatches } from '../../../shared/gui-password.ts';
 import { ConfigStore } from '../../../supervisor/config-store.ts';
 import { testDeviceId } from '../../helpers/config.ts';
 
@@ -96,4 +97,19 @@ t.test('the file holds the configuration under a version of its own', async (t) 
   const path = join(t.testdir(), 'config.json');
   const { config } = await loadConfigFile(path, identity);
   t.same(JSON.parse(configFileText(config)), { version: CONFIG_VERSION, config });
+});
+
+t.test('a GUI password written in plain text is hashed, to be saved; a hash is kept', async (t) => {
+  const path = join(t.testdir(), 'config.json');
+  const gui = { apiKey: 'a-key-of-sixteen-or-more', user: 'admin', password: 'by hand' };
+  await writeFile(path, JSON.stringify({ version: CONFIG_VERSION, config: { gui } }));
+  const loaded = await loadConfigFile(path, identity);
+  t.match(loaded.config.gui.password, /^\$2[aby]\$10\$/);
+  t.ok(await passwordMatches('by hand', loaded.config.gui.password));
+  t.equal(loaded.changed, true, 'to be saved');
+  const hashed = { ...gui, password: loaded.config.gui.password };
+  await writeFile(path, JSON.stringify({ version: CONFIG_VERSION, config: { gui: hashed } }));
+  const again = await loadConfigFile(path, identity);
+  t.equal(again.config.gui.password, hashed.password);
+  t.equal(again.changed, false);
 });

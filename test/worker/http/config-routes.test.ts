@@ -177,7 +177,12 @@ t.test('bad input is a 400 naming the problem, and nothing is saved', async (t) 
     ],
     ['PATCH', '/rest/config/gui', { apiKey: 'short' }, /gui\.apiKey: must have at least 16 characters/],
     ['PATCH', '/rest/config/gui', { address: 'nowhere' }, /gui\.address: "nowhere" is not HOST:PORT/],
-    ['PATCH', '/rest/config/gui', { password: 'x' }, /gui\.password: must be empty/],
+    [
+      'PATCH',
+      '/rest/config/gui',
+      { authMode: 'ldap' },
+      /gui\.authMode: "static": gui.user and gui.password; syncd has no LDAP/,
+    ],
     [
       'POST',
       '/rest/config/folders',
@@ -304,10 +309,7 @@ t.test('sections: PUT starts from Syncthing defaults, PATCH from what is there',
   const ldap = await call('PATCH', '/rest/config/ldap', { address: 'ldap.example:389' });
   t.match(
     [ldap.status, ldap.json()],
-    [
-      400,
-      { message: /^ldap\.address: syncd does not act on this field \(syncd checks no user and password\)/ },
-    ],
+    [400, { message: /^ldap\.address: syncd does not act on this field \(syncd has no LDAP login/ }],
     'a field syncd does not act on is refused, naming it',
   );
   t.equal((await call('GET', '/rest/config/ldap')).json().address, '', 'and nothing changed');

@@ -1,3 +1,4 @@
+import { storedPassword } from '../../../shared/gui-password.ts';
 import type { FastifyInstance, FastifyPluginOptions, FastifyReply, FastifyRequest } from 'fastify';
 import { decodeConfiguration, sectionDefaults } from '../../../shared/config/decode.ts';
 import type {
@@ -39,7 +40,17 @@ export async function configRoutes(app: FastifyInstance, options: ConfigRouteOpt
 
   // A change that cannot be used or saved is answered by the app's error handler (asHttpError).
   const change = async (reply: FastifyReply, edit: (draft: Configuration) => void) => {
-    await config.change(edit);
+    // A password given in plain text is stored as its bcrypt hash, as Syncthing stores it.
+    const probe = structuredClone(config.current);
+    edit(probe);
+    const password =
+      probe.gui.password === config.current.gui.password
+        ? undefined
+        : await storedPassword(probe.gui.password);
+    await config.change((draft) => {
+      edit(draft);
+      if (password !== undefined) draft.gui.password = password;
+    });
     // Syncthing answers a saved change with 200 and nothing else.
     return reply.code(200).send();
   };
