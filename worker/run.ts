@@ -167,6 +167,7 @@ export function runWorker(
         config,
         events,
         model: () => service.current?.model,
+        whenHeld: (ms) => service.whenHeld(ms),
         reset: (folder) => requestReset(init.home, folder),
         guiAddressOverridden: init.overridden.guiAddress,
         // gui.useTLS applies at the next start of the service, unless a flag decides it, and
@@ -211,6 +212,7 @@ export function runWorker(
       const drain = async (reason: DrainReason) => {
         if (draining) return;
         draining = true;
+        service.stopWaiting();
         events.close();
         logger.info({ reason, connections: pool.size }, 'worker draining');
         const idleGraceMs =
@@ -280,6 +282,8 @@ export function runWorker(
       }
       events.log('StartupComplete', { myID: init.deviceId });
       facilities.logger('main').debug('worker ready');
+      // Syncthing's first line, for the log viewer.
+      facilities.logger('main').info({ myID: init.deviceId }, `My ID: ${init.deviceId}`);
       options.onReady?.();
       return (message: SupervisorMessage, extra: unknown) => dispatch(handlers, message, extra);
     }

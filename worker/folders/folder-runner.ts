@@ -265,7 +265,14 @@ export class FolderRunner {
       this.#setState('paused');
       return;
     }
+    // Syncthing's lines for a folder's start and first scan (lib/model/model.go), for the log viewer.
+    this.#options.logger.info({ folder: this.id }, `Ready to synchronize ${this.#described()}`);
     void this.scan();
+  }
+
+  #described(): string {
+    const { label, id, type } = this.#config;
+    return `${label ? `"${label}" (${id})` : `"${id}"`} (${type})`;
   }
 
   /** A new configuration of the same folder: paused, resumed, or changed. */
@@ -441,6 +448,7 @@ export class FolderRunner {
         `folder ${folder.id}: scanned${under ? ` ${under.join(', ')}` : ''}: ${result.changes.length} changes`,
       );
       const first = !this.#scannedOnce;
+      if (first) logger.info({ folder: folder.id }, `Completed initial scan of ${this.#described()}`);
       this.#scannedOnce = true;
       this.#lastScan = new Date();
       this.#setState('idle');

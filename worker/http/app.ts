@@ -20,6 +20,7 @@ import { versionRoutes } from './routes/versions.ts';
 import { clusterRoutes } from './routes/cluster.ts';
 import { statsRoutes } from './routes/stats.ts';
 import { svcRoutes } from './routes/svc.ts';
+import { awaitModel } from './routes/held-model.ts';
 import { type LogRouteOptions, logRoutes } from './routes/log.ts';
 import { reportRoutes } from './routes/report.ts';
 import { guiLoginRoutes } from './routes/gui-login.ts';
@@ -74,6 +75,8 @@ export interface AppOptions {
   events?: EventLog;
   /** The model of the service (index, folders, devices) while this worker holds it, behind /rest/db. */
   model?: () => SyncModel | undefined;
+  /** Resolves true once this worker holds the service (false after `ms`): requests wait for it. */
+  whenHeld?: (ms: number) => Promise<boolean>;
   /** Records a reset of the index for the next worker (POST /rest/system/reset). */
   reset?: (folder: string | undefined) => Promise<void>;
 }
@@ -205,8 +208,13 @@ export function buildApp(options: AppOptions) {
   );
 
   app.get('/rest/noauth/health', async () => ({ status: 'OK' }));
+  const modelWait =
+    options.model && options.whenHeld
+      ? awaitModel({ model: options.model, whenHeld: options.whenHeld, isDraining: options.isDraining })
+      : undefined;
   app.register(systemRoutes, {
     ...options,
+    modelWait,
     prefix: '/rest/system',
     closeAfterAnswering: (request: FastifyRequest) => connections.closeAfterAnswering(request),
   });
@@ -219,21 +227,25 @@ export function buildApp(options: AppOptions) {
   app.register(svcRoutes, { prefix: '/rest/svc' });
   if (options.log) app.register(logRoutes, { ...options.log, prefix: '/rest/system' });
   if (options.events) app.register(eventRoutes, { events: options.events });
-  if (options.config && options.model) {
-    app.register(dbRoutes, { config: options.config, model: options.model });
-    app.register(versionRoutes, { config: options.config, model: options.model });
-    app.register(clusterRoutes, { model: options.model });
-    app.register(statsRoutes, { config: options.config, model: options.model });
+  const { config, model } = options;
+  if (config && model) {
+    // Routes that answer from the model wait a moment for it while a restart hands it over.
+    app.register(async (scope) => {
+      if (modelWait) scope.addHook('preHandler', modelWait);
+      scope.register(dbRoutes, { config, model });
+      scope.register(versionRoutes, { config, model });
+      scope.register(clusterRoutes, { model });
+      scope.register(statsRoutes, { config, model });
+    });
     app.register(reportRoutes, {
-      config: options.config,
-      model: options.model,
+      config,
+      model,
       startTime: options.status.startTime,
       prefix: '/rest/svc',
     });
   }
   if (gui) app.register(guiLoginRoutes, { gui });
   if (options.guiAssets !== undefined && options.deviceId) {
-    const { config } = options;
     const assets = {
       root: options.guiAssets,
       deviceId: options.deviceId,

@@ -12,6 +12,7 @@ export interface Held {
 export class Service<T extends Held = Held> {
   readonly #open: () => Promise<T>;
   #current: T | undefined;
+  readonly #waiting = new Set<() => void>();
   /** For tests: what acquiring and releasing do besides, so that one can fail or never end. */
   hooks: ServiceHooks = {};
 
@@ -32,6 +33,33 @@ export class Service<T extends Held = Held> {
     if (this.#current) return;
     await this.hooks.beforeAcquire?.();
     this.#current = await this.#open();
+    for (const wake of this.#waiting) wake();
+    this.#waiting.clear();
+  }
+
+  /**
+   * True once the service is held; false after `ms` without it, or once this worker stops waiting
+   * for it (it is stopping). See held-model.ts.
+   */
+  whenHeld(ms: number): Promise<boolean> {
+    if (this.#current) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        resolve(this.#current !== undefined);
+      };
+      const timer = setTimeout(() => {
+        this.#waiting.delete(wake);
+        resolve(false);
+      }, ms);
+      this.#waiting.add(wake);
+    });
+  }
+
+  /** Wakes every request waiting for the service: a stopping worker answers them without it. */
+  stopWaiting(): void {
+    for (const wake of this.#waiting) wake();
+    this.#waiting.clear();
   }
 
   async release(): Promise<void> {

@@ -1,18 +1,12 @@
-import { access } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import getPort from 'get-port';
-import { chromium } from 'playwright-core';
 import t from 'tap';
 import { call, startService } from '../../helpers/service.ts';
+import { hasChromium, launchChromium, NO_CHROMIUM } from '../../helpers/chromium.ts';
 
 // A web page in the user's own browser must not be able to stop, restart or clear the service, by any
 // means a page has. Real headless Chromium (Debian's, which .ci/run installs), driven by playwright-core.
-const CHROMIUM = '/usr/bin/chromium';
-const hasChromium = await access(CHROMIUM).then(
-  () => true,
-  () => false,
-);
-const skip = hasChromium ? false : `${CHROMIUM} is not installed (.ci/run installs Debian's chromium)`;
+const skip = hasChromium ? false : NO_CHROMIUM;
 
 /** The attacks, as a page from another origin can make them; `target` is the service's origin. */
 function attackPage(target: string, key: string): string {
@@ -84,24 +78,13 @@ t.test(
     await new Promise<void>((resolve) => evil.listen(evilPort, '127.0.0.1', resolve));
     t.teardown(() => evil.close());
 
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        // DNS rebinding, as the browser sees it: a name of the attacker's that resolves to 127.0.0.1.
-        '--host-resolver-rules=MAP rebound.evil.test 127.0.0.1',
-        // Chromium's own Local Network Access checks would stop the rebound page's requests before they
-        // reach the service; they are off so that the service's own defence is what is tested.
-        '--disable-features=LocalNetworkAccessChecks,BlockInsecurePrivateNetworkRequests,PrivateNetworkAccessSendPreflights,PrivateNetworkAccessRespectPreflightResults',
-      ],
-    });
+    const browser = await launchChromium([
+      // DNS rebinding, as the browser sees it: a name of the attacker's that resolves to 127.0.0.1.
+      '--host-resolver-rules=MAP rebound.evil.test 127.0.0.1',
+      // Chromium's own Local Network Access checks would stop the rebound page's requests before they
+      // reach the service; they are off so that the service's own defence is what is tested.
+      '--disable-features=LocalNetworkAccessChecks,BlockInsecurePrivateNetworkRequests,PrivateNetworkAccessSendPreflights,PrivateNetworkAccessRespectPreflightResults',
+    ]);
     t.teardown(() => browser.close());
     const page = await browser.newPage();
 

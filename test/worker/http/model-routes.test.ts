@@ -1,10 +1,11 @@
 // The REST routes against a fake SyncModel: what each route asks of the model, and how it answers what
 // the model refuses, with no index, folder or device behind it.
+import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
 import { EventLog } from '../../../worker/events/event-log.ts';
 import { buildApp } from '../../../worker/http/app.ts';
 import { ModelError, type SyncModel } from '../../../worker/service/model.ts';
-import { appOptions, injector } from '../../helpers/app.ts';
+import { appOptions, injector, testApiKey } from '../../helpers/app.ts';
 import { localConfig, newDeviceId, testConfiguration } from '../../helpers/config.ts';
 import { fakeModel } from '../../helpers/fake-model.ts';
 
@@ -222,3 +223,51 @@ t.test(
     t.match((await handover('GET', '/rest/svc/report')).json(), { numFolders: 2 });
   },
 );
+
+t.test('a restart unnoticed: a request waits for the model, or a stopping worker drops it', async (t) => {
+  const { model } = fakeModel({ deviceStats: () => ({ answered: true }) });
+  let held: SyncModel | undefined;
+  let draining = false;
+  const waiting: Array<(held: boolean) => void> = [];
+  const local = localConfig(testConfiguration({ devices: [{ deviceID: peer }] }));
+  const app = buildApp(
+    appOptions({
+      config: local.config,
+      events: new EventLog(),
+      model: () => held,
+      whenHeld: () => new Promise((resolve) => waiting.push(resolve)),
+      isDraining: () => draining,
+    }),
+  );
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  t.teardown(() => app.close());
+  const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/rest/stats/device`;
+  const get = () => fetch(url, { headers: { 'x-api-key': testApiKey } });
+
+  // A worker starting: held until the service is acquired, then answered.
+  const early = get();
+  await until(() => waiting.length === 1);
+  held = model;
+  waiting.shift()?.(true);
+  const answered = await early;
+  t.same([answered.status, await answered.json()], [200, { answered: true }]);
+
+  // No service within the bound: 503, as before.
+  held = undefined;
+  const late = get();
+  await until(() => waiting.length === 1);
+  waiting.shift()?.(false);
+  t.equal((await late).status, 503);
+
+  // A worker stopping, the service gone: the connection is dropped unanswered, as Syncthing's restart.
+  const dropped = get();
+  await until(() => waiting.length === 1);
+  draining = true;
+  waiting.shift()?.(false);
+  await t.rejects(dropped, { name: 'TypeError' }, 'fetch failed: the connection closed without an answer');
+  t.rejects(get(), { name: 'TypeError' }, 'at once when already stopping');
+});
+
+async function until(test: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !test(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+}

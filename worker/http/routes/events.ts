@@ -38,7 +38,8 @@ export async function eventRoutes(app: FastifyInstance, options: EventRouteOptio
 
 function count(text: string | undefined, name: string, fallback: number): number {
   if (text === undefined || text === '') return fallback;
-  if (!/^\d{1,9}$/.test(text))
+  // Up to 15 digits: event IDs of later workers pass 2^32 (see EVENT_IDS_PER_WORKER), and stay safe integers.
+  if (!/^\d{1,15}$/.test(text))
     throw invalidQuery(`${name} must be a whole number of at least 0, not "${text}"`);
   return Number(text);
 }

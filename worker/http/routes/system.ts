@@ -1,6 +1,12 @@
 import { homedir } from 'node:os';
 import { sep } from 'node:path';
-import type { FastifyInstance, FastifyPluginOptions, FastifyReply, FastifyRequest } from 'fastify';
+import type {
+  FastifyInstance,
+  FastifyPluginOptions,
+  FastifyReply,
+  FastifyRequest,
+  preHandlerHookHandler,
+} from 'fastify';
 import type { SupervisorStats } from '../../../shared/api-types.ts';
 import type { Action, SyncListening } from '../../../shared/ipc/protocol.ts';
 import type { SyncModel } from '../../service/model.ts';
@@ -44,6 +50,8 @@ interface SystemRouteOptions extends FastifyPluginOptions {
   /** The files the service keeps, by Syncthing 2.x's names (see service/home-paths.ts). */
   paths?: Record<string, string>;
   onAction: (action: Action) => void;
+  /** Waits for the model while a restart hands it over (see held-model.ts). */
+  modelWait?: preHandlerHookHandler;
   /** Closes the request's connection once what was read on it is answered. */
   closeAfterAnswering: (request: FastifyRequest) => void;
 }
@@ -179,7 +187,7 @@ export async function systemRoutes(app: FastifyInstance, options: SystemRouteOpt
 
     // Every configured device, this one included, as Syncthing lists them, with the figures of those
     // connected.
-    app.get('/connections', async () => {
+    app.get('/connections', { preHandler: options.modelWait ? [options.modelWait] : [] }, async () => {
       const now = new Date().toISOString();
       const connected = options.model?.()?.connections();
       const connections: Record<string, unknown> = {};
@@ -213,9 +221,10 @@ export async function systemRoutes(app: FastifyInstance, options: SystemRouteOpt
   const { model } = options;
   if (model) {
     // The discovery cache: every device with addresses known now, configured or not.
-    app.get('/discovery', async () => heldModel({ model }).discoveryCache());
+    const wait = { preHandler: options.modelWait ? [options.modelWait] : [] };
+    app.get('/discovery', wait, async () => heldModel({ model }).discoveryCache());
     // A hint: the address is kept for the device, which is dialed there if it is configured.
-    app.post('/discovery', async (request: FastifyRequest, reply: FastifyReply) => {
+    app.post('/discovery', wait, async (request: FastifyRequest, reply: FastifyReply) => {
       const { device, addr } = request.query as { device?: string; addr?: string };
       const id = checkedDeviceId(device ?? '');
       if (addr === undefined || addr === '') throw invalidQuery('give the address as addr=tcp://HOST:PORT');
