@@ -115,7 +115,7 @@ export const GUI_FIELDS: Table<typeof GUI_DEFAULTS> = {
   apiKey: acts(),
   insecureAdminAccess: refused('without a GUI password the GUI answers this machine only'),
   theme: acts('the theme folder of --gui-assets served first'),
-  debugging: refused('syncd has no debugging endpoints'),
+  debugging: acts('/rest/debug: file, peerCompletion, cpuprof, heapprof (V8 formats)'),
   insecureSkipHostcheck: refused('the Host check is set with --allowed-hosts'),
   insecureAllowFrameLoading: acts('pages of --gui-assets go without X-Frame-Options: SAMEORIGIN'),
 };

@@ -245,6 +245,16 @@ export function buildApp(options: AppOptions) {
     });
   }
   if (gui) app.register(guiLoginRoutes, { gui });
+  if (config) {
+    // Loaded when first asked for: the profilers cost every start else.
+    app.register(
+      async (scope) => {
+        const { debugRoutes } = await import('./routes/debug.ts');
+        await scope.register(debugRoutes, { config });
+      },
+      { prefix: '/rest/debug' },
+    );
+  }
   if (options.guiAssets !== undefined && options.deviceId) {
     const assets = {
       root: options.guiAssets,

@@ -95,6 +95,20 @@ t.test(
     t.not(wrong.exitCode, 0);
     t.match(wrong.stdout + wrong.stderr, /relative\/path\\?" is relative/);
     t.same((await call(service, 'GET', '/rest/config')).body, dumped, 'unchanged');
+
+    // The rest of what the GUI's issue asked of the client: the usage report, the log's facilities, a
+    // GUI login set (its password stored hashed), the recent errors.
+    t.match(JSON.parse(await cli('show', 'usage')), { urVersion: 3, numFolders: 1, numDevices: 2 });
+    t.same(JSON.parse(await cli('show', 'config-status')), { requiresRestart: false });
+    await cli('config', 'gui', 'user', 'set', 'admin');
+    await cli('config', 'gui', 'password', 'set', 'a long passphrase');
+    t.match((await cli('config', 'gui', 'password', 'get')).trim(), /^\$2[aby]\$10\$/, 'stored hashed');
+    t.equal((await cli('config', 'gui', 'user', 'get')).trim(), 'admin');
+    await cli('errors', 'clear');
+    // The debug commands, once gui.debugging is on: a heap profile of the worker, saved where it runs.
+    await cli('config', 'gui', 'debugging', 'set', 'true');
+    t.match(await cli('debug', 'profile', 'heap'), /Wrote results to syncd-heap-linux-.*\.heapsnapshot/);
+    t.match(JSON.parse(await cli('show', 'system')), { myID }, 'the key still lets the client in');
   },
 );
 

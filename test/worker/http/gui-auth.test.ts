@@ -108,6 +108,11 @@ t.test('with a GUI password: Basic login, a session, the 2.x login form, rate li
   t.match(stored, /^\$2[aby]\$10\$/, 'the password is stored as its bcrypt hash');
   t.equal((await withKey('PATCH', '/rest/config/gui', { theme: 'dark', password: stored })).statusCode, 200);
   t.equal(config.current.gui.password, stored, 'the hash sent back is kept as it is');
+  const whole = structuredClone(config.current);
+  whole.gui.password = 'correct horse';
+  t.equal((await withKey('PUT', '/rest/config', whole)).statusCode, 200, 'a whole configuration too');
+  t.not(config.current.gui.password, stored, 'hashed anew');
+  t.match(config.current.gui.password, /^\$2[aby]\$10\$/);
 
   const asked = await call('GET', '/', { remote: REMOTE });
   t.equal(asked.statusCode, 401);

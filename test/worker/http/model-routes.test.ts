@@ -271,3 +271,46 @@ t.test('a restart unnoticed: a request waits for the model, or a stopping worker
 async function until(test: () => boolean): Promise<void> {
   for (let i = 0; i < 500 && !test(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
 }
+
+t.test('/rest/debug: 403 until gui.debugging, then file, peerCompletion and profiles', async (t) => {
+  const { model } = fakeModel({
+    file: () => ({ global: record('a.txt'), local: record('a.txt'), holders: [peer] }),
+    completion: (_folders, device) => ({ completion: device === peer ? 50 : 100 }) as never,
+  });
+  const local = localConfig(
+    testConfiguration({
+      devices: [{ deviceID: peer }],
+      folders: [{ id: 'f', path: '/nowhere', devices: [{ deviceID: peer }] }],
+    }),
+  );
+  const app = buildApp(appOptions({ config: local.config, events: new EventLog(), model: () => model }));
+  await app.ready();
+  t.teardown(() => app.close());
+  const call = injector(app);
+  for (const path of [
+    '/rest/debug/file?folder=f&file=a.txt',
+    '/rest/debug/peerCompletion',
+    '/rest/debug/cpuprof',
+  ]) {
+    const refused = await call('GET', path);
+    t.match([refused.status, refused.json()], [403, { code: 'SYNCD_ERR_DEBUGGING_DISABLED' }], path);
+  }
+  t.equal((await call('PATCH', '/rest/config/gui', { debugging: true })).status, 200, 'gui.debugging acts');
+  t.match((await call('GET', '/rest/debug/file?folder=f&file=a.txt')).json(), {
+    global: { name: 'a.txt' },
+    local: { name: 'a.txt' },
+    availability: [{ id: peer }],
+  });
+  t.same((await call('GET', '/rest/debug/peerCompletion')).json(), { completion: { [peer]: 50 } });
+  const profile = await app.inject({
+    url: '/rest/debug/cpuprof?duration=100ms',
+    headers: { 'x-api-key': testApiKey },
+  });
+  t.match(
+    profile.headers['content-disposition'],
+    /^attachment; filename=syncd-cpu-linux-\w+-.*\.cpuprofile$/,
+  );
+  t.match(JSON.parse(profile.body), { nodes: Array, startTime: Number, endTime: Number });
+  t.equal((await call('GET', '/rest/debug/cpuprof?duration=forever')).status, 400);
+  t.equal((await call('GET', '/rest/debug/support')).status, 501);
+});

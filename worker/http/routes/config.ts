@@ -58,7 +58,7 @@ export async function configRoutes(app: FastifyInstance, options: ConfigRouteOpt
   const fromBody = <T>(base: T, request: FastifyRequest, field: string): T =>
     overlay(base, object(body(request)), field, 'ignore');
   const whole = async (request: FastifyRequest, reply: FastifyReply) => {
-    const next = decodeConfiguration(body(request), config.myId, '', 'ignore');
+    const next = decodeConfiguration(await passwordHashed(body(request)), config.myId, '', 'ignore');
     return change(reply, (draft) => Object.assign(draft, next));
   };
   const inSync = async () => ({ configInSync: !options.requiresRestart() });
@@ -155,6 +155,12 @@ export function checkedDeviceId(text: string): string {
   const problem = deviceIdProblem(text);
   if (problem) throw invalidDeviceId(text, problem);
   return canonicalDeviceId(text);
+}
+
+/** A whole configuration's GUI password, given in plain text, as its hash: checked as such after. */
+async function passwordHashed(value: unknown): Promise<unknown> {
+  if (!isObject(value) || !isObject(value.gui) || typeof value.gui.password !== 'string') return value;
+  return { ...value, gui: { ...value.gui, password: await storedPassword(value.gui.password) } };
 }
 
 function body(request: FastifyRequest): unknown {

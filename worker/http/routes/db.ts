@@ -13,6 +13,7 @@ import type { SyncModel } from '../../service/model.ts';
 import { invalidQuery, noSuch } from '../http-errors.ts';
 import { checkedDeviceId } from './config.ts';
 import { heldModel } from './held-model.ts';
+import { whenDebugging } from '../when-debugging.ts';
 
 export interface DbRouteOptions extends FastifyPluginOptions {
   config: WorkerConfig;
@@ -45,7 +46,7 @@ export async function dbRoutes(app: FastifyInstance, options: DbRouteOptions): P
     return model.folderStatus(id);
   });
 
-  app.get('/rest/db/file', async (request) => {
+  const fileOf = (request: FastifyRequest) => {
     const { id, model } = folderOf(request);
     const name = query(request).file ?? '';
     const found = model.file(id, name);
@@ -56,9 +57,33 @@ export async function dbRoutes(app: FastifyInstance, options: DbRouteOptions): P
       global: restFile(found.global),
       // A name only other devices have is answered with an empty local record, as Syncthing does.
       local: restFile(found.local ?? NO_RECORD),
-      // Syncthing maps modification times only on file systems that cannot keep them: none here.
-      mtime: { err: null, value: { real: GO_ZERO_TIME, virtual: GO_ZERO_TIME } },
     };
+  };
+  app.get('/rest/db/file', async (request) => ({
+    ...fileOf(request),
+    // Syncthing maps modification times only on file systems that cannot keep them: none here.
+    mtime: { err: null, value: { real: GO_ZERO_TIME, virtual: GO_ZERO_TIME } },
+  }));
+  // Syncthing's debugging views of the same (gui.debugging): what `syncthing cli debug file` shows.
+  const debugging = { onRequest: whenDebugging(config) };
+  app.get('/rest/debug/file', debugging, async (request) => fileOf(request));
+  // Each device's completion, averaged over the folders shared with it.
+  app.get('/rest/debug/peerCompletion', debugging, async () => {
+    const model = heldModel(options);
+    const completion: Record<string, number> = {};
+    for (const device of config.current.devices) {
+      if (device.deviceID === config.myId) continue;
+      const shared = config.current.folders.filter((folder) =>
+        folder.devices.some((entry) => entry.deviceID === device.deviceID),
+      );
+      if (shared.length === 0) continue;
+      const sum = shared.reduce(
+        (total, folder) => total + model.completion([folder.id], device.deviceID).completion,
+        0,
+      );
+      completion[device.deviceID] = sum / shared.length;
+    }
+    return { completion };
   });
 
   app.post('/rest/db/scan', async (request, reply: FastifyReply) => {
