@@ -274,6 +274,9 @@ export function readSettings(argv: readonly string[], env: NodeJS.ProcessEnv): S
 
 function readGuiAssets(given: string | undefined): string | undefined {
   if (given === undefined) return undefined;
+  if (given.trim() === '') {
+    throw new SettingError(settingLabel('guiAssets'), 'is empty: give the folder that holds the GUI');
+  }
   const folder = resolve(given);
   let isFolder: boolean;
   try {

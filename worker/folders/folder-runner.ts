@@ -205,12 +205,12 @@ export class FolderRunner {
     return this.#versioner.versioner;
   }
 
-  /** Asks for a pull (other devices have something new); runs after any scan under way. */
   /** Pulls `name` before the other files, in this pull if one runs, else in the next. */
   bringToFront(name: string): void {
     this.#priority.bringToFront(name);
   }
 
+  /** Asks for a pull (other devices have something new); runs after any scan under way. */
   pullSoon(): void {
     if (this.#stopped || this.#config.paused || !this.#options.pull || this.#config.type === 'sendonly')
       return;

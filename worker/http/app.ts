@@ -126,15 +126,15 @@ export function buildApp(options: AppOptions) {
   app.addHook('onRoute', (route) => allowedMethods.add(route.method, route.url));
 
   const failures = options.authFailures ?? new AuthFailures();
+  // The GUI's way in exists while a GUI is served only: without pages, the key alone lets in.
   const gui =
-    options.deviceId && options.guiSecret
+    options.deviceId && options.guiSecret && options.guiAssets !== undefined
       ? new GuiAuth({
           deviceId: options.deviceId,
           secret: options.guiSecret,
           credentials: () => options.config?.current.gui ?? { user: '', password: '' },
           failures,
           secure: !!options.tls,
-          pages: options.guiAssets !== undefined,
         })
       : undefined;
   const connections = new ConnectionRequests();
@@ -168,7 +168,7 @@ export function buildApp(options: AppOptions) {
           return;
         }
         if (admitted.cookies.length > 0) reply.header('set-cookie', admitted.cookies);
-        options.onProven?.(request.socket);
+        if (admitted.proven) options.onProven?.(request.socket);
         done();
       },
       (error: Error) => done(error),

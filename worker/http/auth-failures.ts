@@ -76,6 +76,13 @@ export class AuthFailures {
     return { log: true, since };
   }
 
+  /** Takes back the newest failure of the client: one counted before it was known (a password check). */
+  pardon(address: string): void {
+    this.#clients.get(clientOf(address))?.pop();
+    this.#all.pop();
+    this.#sinceLogged = Math.max(0, this.#sinceLogged - 1);
+  }
+
   #current(client: string, since: number): number[] | undefined {
     const failures = this.#clients.get(client);
     return failures && prune(failures, since, this.#limit);

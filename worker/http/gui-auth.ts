@@ -15,14 +15,19 @@ export interface GuiAuthOptions {
   failures: AuthFailures;
   /** Whether the connections are HTTPS: cookies are then sent over HTTPS only. */
   secure: boolean;
-  /** Whether pages are served (--gui-assets): only then do paths outside /rest take the GUI's way in. */
-  pages: boolean;
 }
 
 /** A request let in by the GUI's credentials, with the cookies to set on its answer. */
 export interface GuiAdmitted {
   cookies: string[];
+  /** Let in by a password (a session, a login): its connection counts as the key's would. */
+  proven: boolean;
 }
+
+/** The asset server's routes (routes/gui-assets.ts): pages, which need no CSRF token. */
+const PAGE_ROUTES: ReadonlySet<string> = new Set(['/', '/*', '/meta.js', '/themes.json', '/qr/']);
+/** Password checks running at once; more are answered 429 (see login). */
+const MAX_CHECKS_AT_ONCE = 2;
 
 /**
  * The web GUI's way in, as Syncthing's (lib/api/api.go csrfMiddleware, basicAuthAndSessionMiddleware;
@@ -36,6 +41,7 @@ export class GuiAuth {
   readonly #options: GuiAuthOptions;
   readonly #tokens: GuiTokens;
   readonly #short: string;
+  #checking = 0;
 
   constructor(options: GuiAuthOptions) {
     this.#options = options;
@@ -64,25 +70,27 @@ export class GuiAuth {
    * answer to refuse.
    */
   async admit(request: FastifyRequest): Promise<GuiAdmitted | HttpError | undefined> {
-    const path = request.url.split('?', 1)[0] as string;
-    if (!path.startsWith('/rest/') && path !== '/rest') {
-      if (!this.#options.pages) return undefined;
-    } else {
+    // Decided by the route the router matched, never by the path as sent: `/%72est/…` is routed to
+    // /rest, and must carry the token as /rest does. Only the asset server's own routes are pages.
+    if (!PAGE_ROUTES.has(request.routeOptions.url ?? '')) {
       const header = request.headers[`x-csrf-token-${this.#short.toLowerCase()}`];
       if (!this.#tokens.valid('csrf', typeof header === 'string' ? header : undefined)) return undefined;
     }
     const { user, password } = this.#options.credentials();
     const client = request.socket.remoteAddress ?? '';
     if (user === '' || password === '') {
-      return clientOf(client) === 'loopback' ? { cookies: [] } : guiLocalOnly();
+      // Not proven: any process of this machine can load a page, and must not hold connections so.
+      return clientOf(client) === 'loopback' ? { cookies: [], proven: false } : guiLocalOnly();
     }
     if (this.#tokens.valid('session', cookiesOf(request)[this.sessionCookie], binding(user, password))) {
-      return { cookies: [] };
+      return { cookies: [], proven: true };
     }
     const basic = basicCredentials(request.headers.authorization);
     if (!basic) return loginRequired();
     const opened = await this.login(client, basic.user, basic.password, false);
-    return opened instanceof Error ? loginRequired() : opened;
+    // Basic asks again, but a client past the limit is told to wait.
+    if (opened instanceof Error) return opened.statusCode === 429 ? opened : loginRequired();
+    return opened;
   }
 
   /**
@@ -95,21 +103,31 @@ export class GuiAuth {
     password: string,
     stay: boolean,
   ): Promise<GuiAdmitted | HttpError> {
-    const wait = this.#options.failures.retryAfter(client);
+    const { failures } = this.#options;
+    const wait = failures.retryAfter(client);
     if (wait > 0) return tooManyFailures(wait);
+    // A check costs ~0.1 s of CPU: a few at a time, each counted as a failure until it has passed, so
+    // that guesses sent side by side meet the limit as guesses sent one by one do.
+    if (this.#checking >= MAX_CHECKS_AT_ONCE) return tooManyFailures(1);
+    failures.record(client);
+    this.#checking += 1;
     const configured = this.#options.credentials();
-    // The password is checked whatever the user: how long it takes says nothing of the user.
-    const matches = await passwordMatches(password, configured.password);
-    if (!matches || user !== configured.user || configured.user === '') {
-      this.#options.failures.record(client);
-      return loginFailed();
+    let matches: boolean;
+    try {
+      // The password is checked whatever the user: how long it takes says nothing of the user.
+      matches = await passwordMatches(password, configured.password);
+    } finally {
+      this.#checking -= 1;
     }
+    if (!matches || user !== configured.user || configured.user === '') return loginFailed();
+    failures.pardon(client);
     const token = this.#tokens.make('session', binding(configured.user, configured.password));
     const age = stay ? `; Max-Age=${SESSION_LIFETIME_MS / 1000}` : '';
     return {
       cookies: [
         `${this.sessionCookie}=${token}; Path=/; HttpOnly; SameSite=Strict${age}${this.#secureFlag()}`,
       ],
+      proven: true,
     };
   }
 

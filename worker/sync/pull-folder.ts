@@ -230,6 +230,8 @@ function nextOf<T extends { name: string }>(items: readonly T[], priority: PullP
   let next = 0;
   const started = new Set<string>();
   const waiting = priority ? new Map(items.map((item) => [item.name, item])) : undefined;
+  // As Syncthing's BringToFront, which moves a queued file only: a name this pull does not need goes.
+  priority?.keepOnly((name) => waiting?.has(name) === true);
   return (): T | undefined => {
     const first = priority?.take((name) => waiting?.has(name) === true && !started.has(name));
     if (first !== undefined) {

@@ -19,6 +19,11 @@ export class PullPriority {
     return this.#names;
   }
 
+  /** Forgets the names `needed` does not accept: a file not needed now is not put first later. */
+  keepOnly(needed: (name: string) => boolean): void {
+    this.#names = this.#names.filter(needed);
+  }
+
   /** The first name asked for that `waiting` accepts, taken off the list. */
   take(waiting: (name: string) => boolean): string | undefined {
     const at = this.#names.findIndex(waiting);

@@ -83,6 +83,16 @@ t.test('without a GUI password: pages and their CSRF token for this machine only
   });
   t.equal(status.statusCode, 200, 'the token lets the GUI call the API');
   t.equal((await call('GET', '/rest/system/version')).statusCode, 401, 'nothing: the key is asked for');
+  // However the path is spelt, an action is routed as /rest and needs the token as /rest does.
+  for (const path of [
+    '/%72est/system/restart',
+    '/%72%65st/system/shutdown',
+    '/rest/../rest/system/shutdown',
+  ]) {
+    const sneaked = await call('POST', path);
+    t.not(sneaked.statusCode, 200, `${path}: ${sneaked.statusCode}`);
+    t.not(sneaked.statusCode, 500);
+  }
   const forged = await call('GET', '/rest/system/version', {
     headers: { [`X-CSRF-Token-${short}`]: 'forged.0.x' },
   });
@@ -166,7 +176,7 @@ t.test('with a GUI password: Basic login, a session, the 2.x login form, rate li
     remote: REMOTE,
     headers: { authorization: basic('admin', 'new one') },
   });
-  t.equal(limited.statusCode, 401, 'even the right password waits, Basic asking again');
+  t.equal(limited.statusCode, 429, 'even the right password waits');
   const limitedForm = await call('POST', '/rest/noauth/auth/password', {
     remote: REMOTE,
     body: { username: 'admin', password: 'new one' },
@@ -215,4 +225,45 @@ t.test('a folder without theme folders is served as it is', async (t) => {
   const { withKey } = await setup(t, 'flat');
   t.equal((await withKey('GET', '/')).body, '<html>the GUI</html>');
   t.equal((await withKey('GET', '/assets/css/theme.css')).body, 'default theme');
+});
+
+t.test('guesses sent side by side meet the limit as guesses one by one do', async (t) => {
+  const { call, withKey } = await setup(t);
+  t.equal(
+    (await withKey('PATCH', '/rest/config/gui', { user: 'admin', password: 'correct horse' })).statusCode,
+    200,
+  );
+  const answers = await Promise.all(
+    Array.from({ length: 40 }, (_, i) =>
+      call('POST', '/rest/noauth/auth/password', {
+        remote: REMOTE,
+        body: { username: 'admin', password: `g${i}` },
+      }),
+    ),
+  );
+  const statuses = answers.map((answer) => answer.statusCode);
+  t.ok(
+    statuses.every((status) => status === 403 || status === 429),
+    'refused, or told to wait',
+  );
+  t.ok(statuses.filter((status) => status === 403).length <= 10, `at most 10 checked: ${statuses.join(' ')}`);
+});
+
+t.test('without --gui-assets no CSRF token or GUI login lets in: the key alone does', async (t) => {
+  const app = buildApp(
+    appOptions({ deviceId: testDeviceId, guiSecret: 'a device key', config: localConfig().config }),
+  );
+  await app.ready();
+  t.teardown(() => app.close());
+  const token = new GuiTokens('a device key').make('csrf');
+  const answer = await app.inject({
+    url: '/rest/system/version',
+    headers: { [`X-CSRF-Token-${short}`]: token },
+  });
+  t.equal(answer.statusCode, 401);
+  t.equal(
+    (await app.inject({ method: 'POST', url: '/rest/noauth/auth/password' })).statusCode,
+    404,
+    'no login form',
+  );
 });

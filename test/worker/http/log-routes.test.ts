@@ -69,7 +69,7 @@ t.test('GET /rest/system/log and log.txt: the lines logged, after `since`', asyn
     ['second: boom'],
   );
   const text = await call('GET', '/rest/system/log.txt');
-  t.match(text.text, /^\S+Z: first\n\S+Z: second: boom\n$/);
+  t.match(text.text, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ: first\n\S+Z: second: boom\n$/);
   const bad = await call('GET', '/rest/system/log?since=soon');
   t.equal(bad.status, 400);
   t.match(bad.json(), { code: 'SYNCD_ERR_INVALID_QUERY', message: /since must be an RFC 3339 time/ });

@@ -6,7 +6,7 @@ import { EventLog } from '../../../worker/events/event-log.ts';
 import { buildApp } from '../../../worker/http/app.ts';
 import { ModelError, type SyncModel } from '../../../worker/service/model.ts';
 import { appOptions, injector, testApiKey } from '../../helpers/app.ts';
-import { localConfig, newDeviceId, testConfiguration } from '../../helpers/config.ts';
+import { localConfig, newDeviceId, testConfiguration, testDeviceId } from '../../helpers/config.ts';
 import { fakeModel } from '../../helpers/fake-model.ts';
 
 const peer = newDeviceId();
@@ -217,7 +217,13 @@ t.test(
     const v1 = (await call('GET', '/rest/svc/report?version=1')).json();
     t.equal(v1.urVersion, 1);
     t.notOk('folderUses' in v1, 'version 1 has no version 2 fields');
-    t.equal((await call('GET', '/rest/svc/report?version=9')).status, 400);
+    t.equal(
+      (await call('GET', '/rest/svc/report?version=9')).json().urVersion,
+      3,
+      'a newer version: what is known',
+    );
+    t.equal((await call('GET', '/rest/svc/report?version=0')).status, 400);
+    t.same(report.relays, {}, 'a nested report stays, empty, as Go writes a struct');
     // While the service changes hands: the configuration's counts, no files.
     const handover = await setup(t, undefined);
     t.match((await handover('GET', '/rest/svc/report')).json(), { numFolders: 2 });
@@ -275,7 +281,8 @@ async function until(test: () => boolean): Promise<void> {
 t.test('/rest/debug: 403 until gui.debugging, then file, peerCompletion and profiles', async (t) => {
   const { model } = fakeModel({
     file: () => ({ global: record('a.txt'), local: record('a.txt'), holders: [peer] }),
-    completion: (_folders, device) => ({ completion: device === peer ? 50 : 100 }) as never,
+    completion: (_folders, device) => ({ completion: device === peer ? 50.7 : 100 }) as never,
+    connections: () => new Map([[peer, {} as never]]),
   });
   const local = localConfig(
     testConfiguration({
@@ -301,7 +308,11 @@ t.test('/rest/debug: 403 until gui.debugging, then file, peerCompletion and prof
     local: { name: 'a.txt' },
     availability: [{ id: peer }],
   });
-  t.same((await call('GET', '/rest/debug/peerCompletion')).json(), { completion: { [peer]: 50 } });
+  t.same(
+    (await call('GET', '/rest/debug/peerCompletion')).json(),
+    { [peer]: 50, [testDeviceId]: 0 },
+    'whole percents, this device as not connected, as Syncthing',
+  );
   const profile = await app.inject({
     url: '/rest/debug/cpuprof?duration=100ms',
     headers: { 'x-api-key': testApiKey },

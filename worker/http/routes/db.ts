@@ -67,23 +67,26 @@ export async function dbRoutes(app: FastifyInstance, options: DbRouteOptions): P
   // Syncthing's debugging views of the same (gui.debugging): what `syncthing cli debug file` shows.
   const debugging = { onRequest: whenDebugging(config) };
   app.get('/rest/debug/file', debugging, async (request) => fileOf(request));
-  // Each device's completion, averaged over the folders shared with it.
+  // Each device of each folder, this one included, with its completion averaged over its folders
+  // in whole percents, as Syncthing 1.19's getPeerCompletion makes it: a folder whose device is not
+  // connected sets its sum back to 0.
   app.get('/rest/debug/peerCompletion', debugging, async () => {
     const model = heldModel(options);
-    const completion: Record<string, number> = {};
-    for (const device of config.current.devices) {
-      if (device.deviceID === config.myId) continue;
-      const shared = config.current.folders.filter((folder) =>
-        folder.devices.some((entry) => entry.deviceID === device.deviceID),
-      );
-      if (shared.length === 0) continue;
-      const sum = shared.reduce(
-        (total, folder) => total + model.completion([folder.id], device.deviceID).completion,
-        0,
-      );
-      completion[device.deviceID] = sum / shared.length;
+    const connected = model.connections();
+    const total = new Map<string, { sum: number; count: number }>();
+    for (const folder of config.current.folders) {
+      for (const { deviceID } of folder.devices) {
+        const entry = total.get(deviceID) ?? { sum: 0, count: 0 };
+        entry.sum = connected.has(deviceID)
+          ? entry.sum + model.completion([folder.id], deviceID).completion
+          : 0;
+        entry.count += 1;
+        total.set(deviceID, entry);
+      }
     }
-    return { completion };
+    return Object.fromEntries(
+      [...total].map(([device, { sum, count }]) => [device, Math.trunc(sum / count)]),
+    );
   });
 
   app.post('/rest/db/scan', async (request, reply: FastifyReply) => {

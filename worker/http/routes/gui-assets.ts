@@ -34,6 +34,8 @@ export async function guiAssetRoutes(app: FastifyInstance, options: GuiAssetOpti
   await app.register(fastifyStatic, {
     root,
     serve: false,
+    // A folder's hidden files (.git, .env) are no part of a GUI.
+    dotfiles: 'deny',
     cacheControl: false,
     etag: true,
     lastModified: true,
@@ -42,8 +44,10 @@ export async function guiAssetRoutes(app: FastifyInstance, options: GuiAssetOpti
   app.addHook('onSend', (request, reply, payload, done) => {
     if (!options.gui().insecureAllowFrameLoading) reply.header('x-frame-options', 'SAMEORIGIN');
     reply.header('x-content-type-options', 'nosniff');
-    const cookie = options.auth?.csrfCookieFor(request);
-    if (cookie) reply.header('set-cookie', [cookie, ...setCookies(reply)]);
+    // With pages only: a client refused (401, 403) gets no token.
+    const cookie = reply.statusCode < 400 ? options.auth?.csrfCookieFor(request) : undefined;
+    // Added to the session cookie a login may have set (reply.header appends Set-Cookie).
+    if (cookie) reply.header('set-cookie', cookie);
     done(null, payload);
   });
 
@@ -101,6 +105,8 @@ function decodedPath(request: FastifyRequest): string | undefined {
     return undefined;
   }
   if (path.includes('\0') || path.includes('\\')) return undefined;
+  // Hidden files (.git, .env) are no part of a GUI, and no theme's name starts with a dot.
+  if (path.split('/').some((segment) => segment.startsWith('.'))) return undefined;
   const clean = normalize(path);
   if (clean !== path || clean.split(sep).includes('..')) return undefined;
   return path;
@@ -136,10 +142,4 @@ function isFile(path: string): boolean {
   } catch {
     return false;
   }
-}
-
-function setCookies(reply: FastifyReply): string[] {
-  const set = reply.getHeader('set-cookie');
-  if (set === undefined) return [];
-  return Array.isArray(set) ? set.map(String) : [String(set)];
 }

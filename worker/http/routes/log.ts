@@ -34,10 +34,13 @@ export async function logRoutes(app: FastifyInstance, options: LogRouteOptions):
   });
   app.get('/log.txt', async (request, reply) => {
     reply.type('text/plain; charset=utf-8');
-    return buffer
-      .since(sinceOf(request))
-      .map((line) => `${line.when}: ${line.message}\n`)
-      .join('');
+    return (
+      buffer
+        .since(sinceOf(request))
+        // Syncthing's RFC 3339 in whole seconds.
+        .map((line) => `${line.when.slice(0, 19)}Z: ${line.message}\n`)
+        .join('')
+    );
   });
 
   app.get('/debug', async () => ({ enabled: facilities.enabled(), facilities: FACILITIES }));

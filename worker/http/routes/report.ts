@@ -40,10 +40,11 @@ function versionOf(request: FastifyRequest): number {
   const given = (request.query as { version?: unknown }).version;
   if (given === undefined || given === '') return REPORT_VERSION;
   const version = typeof given === 'string' ? Number(given) : Number.NaN;
-  if (!Number.isInteger(version) || version < 1 || version > REPORT_VERSION) {
-    throw invalidQuery(`version must be 1, 2 or 3, not "${String(given)}"`);
+  if (!Number.isInteger(version) || version < 1) {
+    throw invalidQuery(`version must be a whole number of at least 1, not "${String(given)}"`);
   }
-  return version;
+  // Syncthing answers a newer version with the fields it knows.
+  return Math.min(version, REPORT_VERSION);
 }
 
 function v1(config: Configuration, model: SyncModel | undefined): Report {
@@ -151,8 +152,11 @@ function tally(values: readonly string[]): Record<string, number> {
   return counts;
 }
 
-/** Syncthing's `omitempty`: zero numbers, false, empty strings, lists and maps are left out. */
-function omitEmpty(value: Report): Report {
+/**
+ * Syncthing's `omitempty`: zero numbers, false, empty strings, lists and maps are left out; a nested
+ * report (a Go struct) always stays, `{}` when all of it is empty.
+ */
+function omitEmpty(value: Report, nested = false): Report {
   const out: Report = {};
   for (const [key, field] of Object.entries(value)) {
     if (field === 0 || field === false || field === '' || field === undefined) continue;
@@ -161,8 +165,9 @@ function omitEmpty(value: Report): Report {
       continue;
     }
     if (typeof field === 'object' && field !== null) {
-      const inner = omitEmpty(field as Report);
-      if (Object.keys(inner).length > 0) out[key] = inner;
+      const inner = omitEmpty(field as Report, true);
+      // A map (pullOrder) inside a struct is left out when empty, as a list is.
+      if (!nested || Object.keys(inner).length > 0) out[key] = inner;
       continue;
     }
     out[key] = field;

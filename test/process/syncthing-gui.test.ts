@@ -1,10 +1,11 @@
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { copySyncthingGui } from '../../helpers/syncthing-gui-files.ts';
-import { api, startService } from '../../helpers/service.ts';
-import { newDeviceId } from '../../helpers/config.ts';
-import { hasSyncthing, NO_SYNCTHING } from '../../helpers/syncthing.ts';
-import { hasChromium, launchChromium, NO_CHROMIUM } from '../../helpers/chromium.ts';
+import { copySyncthingGui } from '../helpers/syncthing-gui-files.ts';
+import { api, startService } from '../helpers/service.ts';
+import { newDeviceId } from '../helpers/config.ts';
+import { hasSyncthing, NO_SYNCTHING } from '../helpers/syncthing.ts';
+import { hasChromium, launchChromium, NO_CHROMIUM } from '../helpers/chromium.ts';
 
 // Syncthing 1.19's own web GUI, served by syncd from a folder (--gui-assets) and driven in real
 // Chromium as a user would: every action the GUI offers for folders, devices, settings, logs and
@@ -46,24 +47,28 @@ t.test(
         t.notOk(await page.isVisible(dialog), `${when}: no ${dialog} dialog`);
     };
     const click = (selector: string) => page.locator(selector).first().click();
-    // A dialog opened by a button, clicked again if it did not open, as a user would on a busy machine.
-    const open = async (button: string, shown: string) => {
+    const shows = (selector: string) =>
+      page.waitForSelector(selector, { state: 'visible', timeout: 5_000 }).then(
+        () => true,
+        () => false,
+      );
+    // Clicks through `steps` (a button, what it shows, a button, what it shows…), from the start
+    // again if something did not show, as a user would on a busy machine.
+    const open = async (...steps: string[]) => {
       const deadline = Date.now() + WAIT.timeout;
       for (;;) {
-        await click(button);
-        const visible = await page.waitForSelector(shown, { state: 'visible', timeout: 5_000 }).then(
-          () => true,
-          () => false,
-        );
-        if (visible) return;
-        if (Date.now() > deadline) throw new Error(`${button} did not open ${shown}`);
+        let shown = true;
+        for (let at = 0; at < steps.length && shown; at += 2) {
+          await click(steps[at] as string);
+          shown = await shows(steps[at + 1] as string);
+        }
+        if (shown) return;
+        if (Date.now() > deadline) throw new Error(`${steps.join(' > ')} did not open`);
       }
     };
-    // An entry of the Actions menu, opened first as a user opens it.
-    const action = async (selector: string) => {
-      await click('a.dropdown-toggle:has-text("Actions")');
-      await click(selector);
-    };
+    // An entry of the Actions menu that opens a dialog, the menu opened first as a user opens it.
+    const action = (entry: string, shown: string) =>
+      open('a.dropdown-toggle:has-text("Actions")', '.dropdown-menu:visible', entry, shown);
     const config = () =>
       api<{
         folders: Array<{ id: string; label: string }>;
@@ -73,15 +78,17 @@ t.test(
 
     // Load: the device's name and ID shown, no dialog.
     const myId = (await api<{ myID: string }>(syncd, 'GET', '/rest/system/status')).myID;
-    await page.goto(syncd.url);
-    await page.waitForSelector('text=This Device', WAIT);
-    // The configuration loaded too: this device's name shows (the dialogs need the configuration).
     const myName = (await config()).devices.find((device) => device.deviceID === myId)?.name ?? '';
-    await page.waitForFunction(
-      (name) => document.body.innerText.includes('Listeners') && document.body.innerText.includes(name),
-      myName,
-      WAIT,
-    );
+    // The status and the configuration loaded: this device's name and listeners show (the dialogs
+    // need the configuration).
+    const loaded = () =>
+      page.waitForFunction(
+        (name) => document.body.innerText.includes('Listeners') && document.body.innerText.includes(name),
+        myName,
+        WAIT,
+      );
+    await page.goto(syncd.url);
+    await loaded();
     await noErrorDialog('loaded');
 
     // Add a folder through its dialog.
@@ -108,16 +115,20 @@ t.test(
     await until(async () => (await config()).devices.find((d) => d.deviceID === peer)?.paused === false);
 
     // Settings: change the theme and save.
-    await action('[ng-click="showSettings()"]');
-    await page.waitForSelector('#settings', { state: 'visible', ...WAIT });
+    await action('.dropdown-menu [ng-click="showSettings()"]', '#settings');
     await click('#settings a[href="#settings-gui"]');
     await page.selectOption('#settings select[ng-model="tmpGUI.theme"]', 'dark');
-    await click('#settings [ng-click="saveSettings()"]');
-    await until(async () => (await config()).gui.theme === 'dark');
+    // A new theme reloads the page, which then has the dark theme's stylesheet.
+    await Promise.all([page.waitForEvent('load', WAIT), click('#settings [ng-click="saveSettings()"]')]);
+    t.equal((await config()).gui.theme, 'dark');
+    await loaded();
+    const sheet = await page.evaluate(() =>
+      fetch('assets/css/theme.css').then((response) => response.text()),
+    );
+    t.equal(sheet, await readFile(join(gui, 'dark', 'assets', 'css', 'theme.css'), 'utf8'), 'the dark theme');
 
     // Logs: the viewer shows the worker's lines.
-    await action('[ng-click="logging.show()"]');
-    await page.waitForSelector('#logViewer', { state: 'visible', ...WAIT });
+    await action('.dropdown-menu [ng-click="logging.show()"]', '#logViewer');
     await page.waitForFunction(
       () => (document.querySelector('#logViewerText') as HTMLTextAreaElement | null)?.value.includes(':'),
       undefined,
@@ -135,8 +146,7 @@ t.test(
 
     // Restart: the Restarting dialog comes and goes, and the GUI stays live with the new worker.
     const before = await syncd.workerPid();
-    await action('.dropdown-menu [ng-click="restart()"]');
-    await page.waitForSelector('#restarting', { state: 'visible', ...WAIT });
+    await action('.dropdown-menu [ng-click="restart()"]', '#restarting');
     await page.waitForSelector('#restarting', { state: 'hidden', ...WAIT });
     t.not(await syncd.workerPid(), before, 'a new worker serves');
     // A change made after the restart shows in the page: its event stream goes on.
