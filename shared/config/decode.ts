@@ -1,3 +1,4 @@
+import { isIPv4, isIPv6 } from 'node:net';
 import { isBcryptHash } from '../gui-password.ts';
 import { homedir } from 'node:os';
 import { isAbsolute, resolve, sep } from 'node:path';
@@ -263,12 +264,28 @@ function checkOptions(options: Configuration['options']): void {
     'keepTemporariesH',
     'maxFolderConcurrency',
   ]);
+  options.alwaysLocalNets.forEach((net, at) => {
+    if (!isCidr(net)) {
+      throw new ConfigProblem(
+        `options.alwaysLocalNets[${at}]`,
+        `"${net}" is not a network such as 192.168.1.0/24`,
+      );
+    }
+  });
   if (options.localAnnouncePort > 65535) {
     throw new ConfigProblem(
       'options.localAnnouncePort',
       `${options.localAnnouncePort} is not a port (0 to 65535)`,
     );
   }
+}
+
+/** A network as CIDR: an IPv4 or IPv6 address, a slash, a prefix length within its size. */
+function isCidr(text: string): boolean {
+  const [address = '', bits, ...rest] = text.split('/');
+  if (bits === undefined || rest.length > 0 || !/^\d{1,3}$/.test(bits)) return false;
+  const size = isIPv4(address) ? 32 : isIPv6(address) ? 128 : 0;
+  return size > 0 && Number(bits) <= size;
 }
 
 function deviceIdAt(text: string, field: string): string {

@@ -47,7 +47,21 @@ export const MAX_WAITING_REQUESTS = 4096;
 // may push before it is cut off.
 const MAX_HELD_BYTES = 2 * MAX_MESSAGE_BYTES;
 
-type Hold = 'start' | 'handling' | 'requests';
+type Hold = 'start' | 'handling' | 'requests' | 'bandwidth';
+
+/** A frame waiting for the send limit, with when it may go (performance.now()). */
+interface DelayedFrame {
+  bytes: Buffer;
+  bulk: boolean;
+  written: (() => void) | undefined;
+  at: number;
+}
+
+/** A connection's bandwidth limits: each answers the milliseconds its bytes must wait, or 0. */
+export interface ConnectionLimits {
+  send: (bytes: number) => number;
+  receive: (bytes: number) => number;
+}
 
 /** What a message handler may answer: nothing, or a promise; the next message waits for it. */
 export type MessageHandler = (message: BepMessage) => void | Promise<unknown>;
@@ -96,6 +110,11 @@ export class BepSession {
   #nextRequest = 0;
   // How the peer is named in the errors of its requests.
   #peer = 'the device';
+  /** The bandwidth limits (see devices/bandwidth.ts), and what waits for them. */
+  #limits: ConnectionLimits | undefined;
+  #delayed: DelayedFrame[] = [];
+  #delayTimer: NodeJS.Timeout | undefined;
+  #readPause: { timer: NodeJS.Timeout; until: number } | undefined;
 
   /**
    * `onData`, when given, is where the connection's bytes come from, each chunk valid only during the
@@ -242,6 +261,7 @@ export class BepSession {
     this.#waiting = [];
     this.#waitingBulk = [];
     for (const bytes of unsent) this.#afterWrite.get(bytes)?.();
+    for (const frame of this.#delayed.splice(0)) frame.written?.();
     if (tell && this.#onMessage)
       this.#put(encodeMessage({ kind: 'Close', body: create(CloseSchema, { reason }) }));
     this.#ended({ reason, by: 'us' });
@@ -250,7 +270,41 @@ export class BepSession {
     setTimeout(() => this.socket.destroy(), 2000).unref();
   }
 
+  /** Keeps the connection's bytes, both ways, to the bandwidth limits from now on. */
+  limit(limits: ConnectionLimits): void {
+    this.#limits = limits;
+  }
+
+  // A frame waits its turn under the send limit (in order, behind those already waiting), then is
+  // written as any other.
   #write(bytes: Buffer, bulk = false, written?: () => void): void {
+    const wait = this.#limits?.send(bytes.length) ?? 0;
+    if (wait > 0 || this.#delayed.length > 0) {
+      this.#delayed.push({ bytes, bulk, written, at: performance.now() + wait });
+      this.#sendLater();
+      return;
+    }
+    this.#writeNow(bytes, bulk, written);
+  }
+
+  #sendLater(): void {
+    const first = this.#delayed[0];
+    if (this.#delayTimer || !first) return;
+    this.#delayTimer = setTimeout(
+      () => {
+        this.#delayTimer = undefined;
+        const now = performance.now();
+        while (this.#delayed.length > 0 && (this.#delayed[0]?.at ?? Infinity) <= now && !this.#end) {
+          const next = this.#delayed.shift() as DelayedFrame;
+          this.#writeNow(next.bytes, next.bulk, next.written);
+        }
+        this.#sendLater();
+      },
+      Math.max(0, first.at - performance.now()),
+    );
+  }
+
+  #writeNow(bytes: Buffer, bulk: boolean, written?: () => void): void {
     this.#lastWrite = Date.now();
     // While the socket is backed up, frames wait here rather than in its buffer: Node writes what its
     // buffer holds in one writev, for which TLS first copies it all into one new buffer (serving a
@@ -309,6 +363,8 @@ export class BepSession {
   #received(chunk: Buffer, transient: boolean): void {
     if (this.#end) return;
     this.#lastRead = Date.now();
+    const wait = this.#limits?.receive(chunk.length) ?? 0;
+    if (wait > 0) this.#pauseReading(wait);
     this.#reader.push(chunk, transient);
     try {
       if (this.#holds.size > 0 && this.#reader.buffered > MAX_HELD_BYTES) {
@@ -336,6 +392,20 @@ export class BepSession {
       if (!(error instanceof ProtocolError)) throw error;
       this.close(`protocol error: ${error.message}`, this.#onMessage !== undefined);
     }
+  }
+
+  // The receive limit: what came is read, and the connection is not read again for `ms` (as
+  // Syncthing's limited reader waits after each read).
+  #pauseReading(ms: number): void {
+    const until = performance.now() + ms;
+    if (this.#readPause && this.#readPause.until >= until) return;
+    if (this.#readPause) clearTimeout(this.#readPause.timer);
+    else this.#hold('bandwidth');
+    const timer = setTimeout(() => {
+      this.#readPause = undefined;
+      this.#release('bandwidth');
+    }, ms);
+    this.#readPause = { timer, until };
   }
 
   #hold(reason: Hold): void {
@@ -395,6 +465,9 @@ export class BepSession {
     if (this.#end) return;
     this.#end = end;
     clearInterval(this.#timer);
+    clearTimeout(this.#delayTimer);
+    if (this.#readPause) clearTimeout(this.#readPause.timer);
+    for (const frame of this.#delayed.splice(0)) frame.written?.();
     for (const waiting of this.#requests.values()) waiting.reject(this.#endedError(end));
     this.#requests.clear();
     for (const listener of this.#onEnd.splice(0)) listener(end);

@@ -1,3 +1,4 @@
+import { BandwidthLimits } from './bandwidth.ts';
 import { X509Certificate } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { createServer, type Server, type TLSSocket } from 'node:tls';
@@ -81,6 +82,8 @@ export const MAX_PENDING_DEVICES = 1000;
 export class DeviceConnections {
   readonly #options: DeviceConnectionsOptions;
   readonly #log: Logger;
+  /** options.maxSendKbps and the rest, for every connection (see bandwidth.ts). */
+  readonly #bandwidth: BandwidthLimits;
   readonly #server: Server;
   readonly #connections = new Map<string, Connection>();
   /** Every socket not yet a connection, or one: closed with the service. */
@@ -97,6 +100,7 @@ export class DeviceConnections {
 
   constructor(options: DeviceConnectionsOptions) {
     this.#options = options;
+    this.#bandwidth = new BandwidthLimits(() => options.config.current);
     this.#log = options.logger;
     this.pendingFolders = new PendingFolders(options);
     this.#server = createServer(serverOptions(options.credentials, HANDSHAKE_TIMEOUT_MS));
@@ -238,6 +242,8 @@ export class DeviceConnections {
     }
     const known = this.#deviceConfig(peer);
     const session = new BepSession(socket, this.#options.times ?? SYNCTHING_TIMES, onData);
+    // Every connection, so that limits set later act on it at once, as Syncthing wraps each.
+    session.limit(this.#bandwidth.forConnection(peer, socket.remoteAddress ?? ''));
     let hello: Hello;
     try {
       hello = await session.exchangeHello({

@@ -7,6 +7,7 @@ import { ClusterConfigSchema, PingSchema, ResponseSchema } from '../../../worker
 import type { BepMessage } from '../../../worker/bep/messages.ts';
 import { encodeHello, encodeMessage } from '../../../worker/bep/frames.ts';
 import { BepSession, MAX_ANSWERING_BYTES, MAX_WAITING_REQUESTS } from '../../../worker/bep/session.ts';
+import { TokenBucket } from '../../../worker/devices/bandwidth.ts';
 import { clientOptions, serverOptions } from '../../../worker/bep/tls-options.ts';
 import { testDevice } from '../../helpers/device.ts';
 
@@ -39,9 +40,10 @@ async function connected(t: Test) {
   await new Promise<void>((resolve) => socket.once('secureConnect', resolve));
   const session = new BepSession(socket);
   await session.exchangeHello(hello);
-  session.start(() => {}, 'never');
+  const here: BepMessage[] = [];
+  session.start((message) => void here.push(message), 'never');
   while (!serverSocket) await new Promise((resolve) => setTimeout(resolve, 10));
-  return { session, socket, peer: serverSocket, received };
+  return { session, socket, peer: serverSocket, received, here };
 }
 
 t.test('messages sent in one turn, small and large mixed, arrive whole, large Responses last', async (t) => {
@@ -267,4 +269,48 @@ t.test('a request is settled by the Response with its ID, or rejected when the s
   peer.destroy();
   await t.rejects(pending, { name: 'RequestError', message: /^the connection to the device ended: / });
   await t.rejects(session.request({ ...block, fromTemporary: false }), { name: 'RequestError' }, 'and after');
+});
+
+t.test('under a send limit and a receive limit, the bytes keep to the rate, in order', async (t) => {
+  const { session, received, peer, here } = await connected(t);
+  // 2 MiB/s from here: 1.5 MiB past the 512 KiB burst takes about 0.75 s.
+  let rate = 2 * 1024 * 1024;
+  const bucket = new TokenBucket(() => rate);
+  session.limit({ send: (bytes) => bucket.take(bytes), receive: () => 0 });
+  const started = performance.now();
+  const sizes = [128 * 1024, 10, 512 * 1024, 1024 * 1024, 20, 384 * 1024];
+  session.send({ kind: 'ClusterConfig', body: create(ClusterConfigSchema) });
+  sizes.forEach((size, id) =>
+    session.send({ kind: 'Response', body: create(ResponseSchema, { id, data: randomBytes(size) }) }),
+  );
+  const deadline = Date.now() + 20_000;
+  while (received.length < sizes.length + 1 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  const took = performance.now() - started;
+  t.same(
+    received.map((message) => (message.kind === 'Response' ? message.body.id : -1)),
+    [-1, 0, 1, 2, 3, 4, 5],
+    'every frame, in the order sent',
+  );
+  t.ok(took >= 600, `1.5 MiB past the burst at 2 MiB/s took ${Math.round(took)} ms (at least 0.6 s)`);
+
+  // Receiving: what the peer sends is read at the limit.
+  rate = 0;
+  const reader = new TokenBucket(() => 1024 * 1024);
+  session.limit({ send: () => 0, receive: (bytes) => reader.take(bytes) });
+  const begun = performance.now();
+  peer.write(encodeMessage({ kind: 'ClusterConfig', body: create(ClusterConfigSchema) }));
+  for (let id = 0; id < 12; id++) {
+    peer.write(
+      encodeMessage({
+        kind: 'Response',
+        body: create(ResponseSchema, { id, data: randomBytes(128 * 1024) }),
+      }),
+    );
+  }
+  while (here.length < 13 && Date.now() < deadline + 20_000) await new Promise((r) => setTimeout(r, 10));
+  const read = performance.now() - begun;
+  t.equal(here.length, 13, 'every message read');
+  t.ok(read >= 700, `1.5 MiB read at 1 MiB/s past the burst took ${Math.round(read)} ms (at least 0.7 s)`);
 });

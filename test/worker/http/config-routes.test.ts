@@ -172,6 +172,12 @@ t.test('bad input is a 400 naming the problem, and nothing is saved', async (t) 
     [
       'PATCH',
       '/rest/config/options',
+      { alwaysLocalNets: ['10.0.0.0/33'] },
+      /options\.alwaysLocalNets\[0\]: "10\.0\.0\.0\/33" is not a network/,
+    ],
+    [
+      'PATCH',
+      '/rest/config/options',
       { listenAddresses: 'tcp://x:1' },
       /options\.listenAddresses: must be a list/,
     ],
