@@ -232,6 +232,14 @@ function checkDevice(device: DeviceConfiguration, field: string): void {
     }
   });
   nonNegative(device, field, ['maxSendKbps', 'maxRecvKbps', 'maxRequestKiB']);
+  device.allowedNetworks.forEach((net, at) => {
+    if (!isCidr(net.startsWith('!') ? net.slice(1) : net)) {
+      throw new ConfigProblem(
+        `${field}.allowedNetworks[${at}]`,
+        `"${net}" is not a network such as 192.168.1.0/24 (or !192.168.1.0/24 to refuse one)`,
+      );
+    }
+  });
 }
 
 function checkGui(gui: Configuration['gui']): void {

@@ -94,7 +94,7 @@ export const DEVICE_FIELDS: Table<typeof DEVICE_DEFAULTS> = {
   skipIntroductionRemovals: refused(`introducers are ${network}`),
   introducedBy: refused(`introducers are ${network}`),
   paused: acts(),
-  allowedNetworks: refused(network),
+  allowedNetworks: acts('networks (CIDR, ! to refuse one) the device may connect from and is dialed at'),
   autoAcceptFolders: refused(network),
   maxSendKbps: acts('KiB/s, as Syncthing reads it; 0: none'),
   maxRecvKbps: acts('KiB/s, as Syncthing reads it; 0: none'),

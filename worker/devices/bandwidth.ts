@@ -2,6 +2,7 @@ import { BlockList, isIPv4, isIPv6 } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import type { Configuration } from '../../shared/config/defaults.ts';
 import type { ConnectionLimits } from '../bep/session.ts';
+import { parseCidr } from './allowed-networks.ts';
 
 /** Syncthing's burst for every limiter (lib/connections/limiter.go limiterBurstSize): 512 KiB. */
 export const BURST_BYTES = 512 * 1024;
@@ -118,9 +119,6 @@ export function isLan(address: string, alwaysLocalNets: readonly string[] = []):
 }
 
 function addCidr(list: BlockList, cidr: string): void {
-  const [network = '', bits = ''] = cidr.split('/');
-  const prefix = Number(bits);
-  const family = isIPv4(network) ? 'ipv4' : isIPv6(network) ? 'ipv6' : undefined;
-  if (!family || !Number.isInteger(prefix)) return;
-  list.addSubnet(network, prefix, family);
+  const net = parseCidr(cidr);
+  if (net) list.addSubnet(net.address, net.prefix, net.family);
 }

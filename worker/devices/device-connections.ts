@@ -1,4 +1,7 @@
 import { BandwidthLimits } from './bandwidth.ts';
+import { isAllowedNetwork } from './allowed-networks.ts';
+import { parseSyncUrl } from '../../shared/sync-url.ts';
+import { lookup } from 'node:dns/promises';
 import { X509Certificate } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { createServer, type Server, type TLSSocket } from 'node:tls';
@@ -262,7 +265,7 @@ export class DeviceConnections {
     // The Hello is read before the device is known: what is kept of its name (a pending device's) is
     // cut to the length of any other name a device sends, and copied off the peer's bytes.
     hello.deviceName = Buffer.from(hello.deviceName.slice(0, MAX_STRING_BYTES)).toString();
-    const refusal = this.#refusal(peer, hello.deviceName, address, raw);
+    const refusal = this.#refusal(peer, hello.deviceName, address, socket.remoteAddress ?? '', raw);
     if (refusal) {
       session.close(refusal, false);
       return;
@@ -303,7 +306,7 @@ export class DeviceConnections {
   }
 
   /** Why a device that said Hello may not stay, or undefined when it may; pending devices are recorded. */
-  #refusal(peer: string, name: string, address: string, cert: Buffer): string | undefined {
+  #refusal(peer: string, name: string, address: string, ip: string, cert: Buffer): string | undefined {
     const known = this.#deviceConfig(peer);
     const { events } = this.#options;
     if (!known) {
@@ -329,6 +332,14 @@ export class DeviceConnections {
       return 'unknown device';
     }
     if (known.paused) return 'device is paused';
+    // Syncthing's order (model.go OnHello): after the pause, before the certificate's name.
+    if (!isAllowedNetwork(ip, known.allowedNetworks)) {
+      this.#log.info(
+        { device: peer, address },
+        `connection from ${peer} at ${address} rejected: network not allowed (the device's allowedNetworks)`,
+      );
+      return 'network not allowed';
+    }
     const certName = known.certName || 'syncthing';
     const certificate = new X509Certificate(cert);
     const named =
@@ -454,6 +465,11 @@ export class DeviceConnections {
       for (const address of await this.#addressesOf(known)) {
         if (this.#closed || this.#connections.has(device)) return;
         const when = new Date().toISOString();
+        // Syncthing's resolveDialTargets: an address outside the device's allowed networks is not dialed.
+        if (!(await this.#mayDial(address, known.allowedNetworks))) {
+          this.#dialStatus.set(address, { when, error: 'network disallowed' });
+          continue;
+        }
         let dialed: Dialed;
         try {
           dialed = await dial(address, this.#options.credentials, this.#options.dialTimeoutMs ?? 10_000);
@@ -480,6 +496,17 @@ export class DeviceConnections {
     if (this.#connections.has(device) || this.#closed) return;
     state.attempts += 1;
     this.#scheduleDial(device, redialDelayMs(state.attempts, this.#config.options.reconnectionIntervalS));
+  }
+
+  async #mayDial(address: string, allowed: readonly string[]): Promise<boolean> {
+    if (allowed.length === 0) return true;
+    const url = parseSyncUrl(address);
+    if (typeof url === 'string') return false;
+    const ip = await lookup(url.host).then(
+      (found) => found.address,
+      () => '',
+    );
+    return isAllowedNetwork(ip, allowed);
   }
 
   /** A device's addresses to dial: those configured, with `dynamic` standing for what discovery knows. */

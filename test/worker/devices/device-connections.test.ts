@@ -103,6 +103,30 @@ t.test('two syncd sides connect, and a pause closes the connection at once', asy
   await pollUntil('connected again on resume', async () => sideB.connections.connections.get(a.id));
 });
 
+t.test('a device connecting from outside its allowedNetworks is refused, and not dialed there', async (t) => {
+  const [a, b] = [await newTestDevice(), await newTestDevice()];
+  const sideB = await side(t, b, [
+    { deviceID: a.id, addresses: ['dynamic'], allowedNetworks: ['10.0.0.0/8'] },
+  ]);
+  const sideA = await side(t, a, [
+    { deviceID: b.id, addresses: [sideB.address], allowedNetworks: ['!127.0.0.0/8', '0.0.0.0/0'] },
+  ]);
+  sideA.connections.start();
+  await pollUntil('A tried', async () => Object.keys(sideA.connections.lastDialStatus).length > 0);
+  t.match(sideA.connections.lastDialStatus, { [sideB.address]: { error: 'network disallowed' } });
+  // A allowed to dial B's loopback address, but B allows A from 10/8 only.
+  await sideA.local.config.change((draft) => {
+    for (const device of draft.devices) if (device.deviceID === b.id) device.allowedNetworks = [];
+  });
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  t.notOk(sideB.connections.connections.has(a.id), 'refused by B');
+  await sideB.local.config.change((draft) => {
+    for (const device of draft.devices)
+      if (device.deviceID === a.id) device.allowedNetworks = ['127.0.0.0/8'];
+  });
+  await pollUntil('connected once allowed', async () => sideB.connections.connections.get(a.id));
+});
+
 t.test(
   'whatever a peer sends that breaks the protocol closes its connection only, with the reason',
   async (t) => {

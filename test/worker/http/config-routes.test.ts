@@ -170,6 +170,12 @@ t.test('bad input is a 400 naming the problem, and nothing is saved', async (t) 
       /options\.maxSendKbps: must be a number, not "fast"/,
     ],
     [
+      'PUT',
+      '/rest/config/devices',
+      [{ deviceID: other, allowedNetworks: ['192.168.1.0/24', 'the office'] }],
+      /devices\[\d\]\.allowedNetworks\[1\]: "the office" is not a network/,
+    ],
+    [
       'PATCH',
       '/rest/config/options',
       { alwaysLocalNets: ['10.0.0.0/33'] },
