@@ -1,4 +1,5 @@
 import type pino from 'pino';
+import { recordMessage } from './logger.ts';
 
 /** One line of the log as /rest/system/log answers it (Syncthing's logger.Line). */
 export interface LogLine {
@@ -79,8 +80,7 @@ export class LogBuffer {
           msg?: string;
           err?: { message?: string };
         };
-        const parts = [record.msg, record.err?.message].filter((part): part is string => !!part);
-        this.add(record.time, [...new Set(parts)].join(': '), syncthingLevel(record.level));
+        this.add(record.time, recordMessage(record), syncthingLevel(record.level));
       },
     };
   }

@@ -79,9 +79,14 @@ function warningSink(onWarning: WarningSink): pino.DestinationStream {
         err?: { message?: string };
         slot?: string;
       };
-      const parts = [record.msg, record.err?.message].filter((part): part is string => !!part);
-      const message = [...new Set(parts)].join(': ') || 'a warning with no message';
+      const message = recordMessage(record) || 'a warning with no message';
       onWarning({ when: new Date(record.time).toISOString(), message, level: record.level }, record.slot);
     },
   };
+}
+
+/** A pino record's message as people read it: its text, and its error's when that says more. */
+export function recordMessage(record: { msg?: string; err?: { message?: string } }): string {
+  const parts = [record.msg, record.err?.message].filter((part): part is string => !!part);
+  return [...new Set(parts)].join(': ');
 }

@@ -1,4 +1,4 @@
-import { isIPv4, isIPv6 } from 'node:net';
+import { parseCidr } from '../cidr.ts';
 import { isBcryptHash } from '../gui-password.ts';
 import { homedir } from 'node:os';
 import { isAbsolute, resolve, sep } from 'node:path';
@@ -233,7 +233,7 @@ function checkDevice(device: DeviceConfiguration, field: string): void {
   });
   nonNegative(device, field, ['maxSendKbps', 'maxRecvKbps', 'maxRequestKiB']);
   device.allowedNetworks.forEach((net, at) => {
-    if (!isCidr(net.startsWith('!') ? net.slice(1) : net)) {
+    if (!parseCidr(net.startsWith('!') ? net.slice(1) : net)) {
       throw new ConfigProblem(
         `${field}.allowedNetworks[${at}]`,
         `"${net}" is not a network such as 192.168.1.0/24 (or !192.168.1.0/24 to refuse one)`,
@@ -273,7 +273,7 @@ function checkOptions(options: Configuration['options']): void {
     'maxFolderConcurrency',
   ]);
   options.alwaysLocalNets.forEach((net, at) => {
-    if (!isCidr(net)) {
+    if (!parseCidr(net)) {
       throw new ConfigProblem(
         `options.alwaysLocalNets[${at}]`,
         `"${net}" is not a network such as 192.168.1.0/24`,
@@ -286,14 +286,6 @@ function checkOptions(options: Configuration['options']): void {
       `${options.localAnnouncePort} is not a port (0 to 65535)`,
     );
   }
-}
-
-/** A network as CIDR: an IPv4 or IPv6 address, a slash, a prefix length within its size. */
-function isCidr(text: string): boolean {
-  const [address = '', bits, ...rest] = text.split('/');
-  if (bits === undefined || rest.length > 0 || !/^\d{1,3}$/.test(bits)) return false;
-  const size = isIPv4(address) ? 32 : isIPv6(address) ? 128 : 0;
-  return size > 0 && Number(bits) <= size;
 }
 
 function deviceIdAt(text: string, field: string): string {

@@ -1,8 +1,8 @@
-import { BlockList, isIPv4, isIPv6 } from 'node:net';
+import { BlockList } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import type { Configuration } from '../../shared/config/defaults.ts';
 import type { ConnectionLimits } from '../bep/session.ts';
-import { parseCidr } from './allowed-networks.ts';
+import { parseCidr, plainAddress } from '../../shared/cidr.ts';
 
 /** Syncthing's burst for every limiter (lib/connections/limiter.go limiterBurstSize): 512 KiB. */
 export const BURST_BYTES = 512 * 1024;
@@ -105,9 +105,8 @@ function kib(value: number): number {
  * 192.168.x.x peer on another subnet is not on the LAN.
  */
 export function isLan(address: string, alwaysLocalNets: readonly string[] = []): boolean {
-  const ip = address.startsWith('::ffff:') && isIPv4(address.slice(7)) ? address.slice(7) : address;
-  const family = isIPv4(ip) ? 'ipv4' : isIPv6(ip) ? 'ipv6' : undefined;
-  if (!family) return false;
+  const plain = plainAddress(address);
+  if (!plain) return false;
   const lans = new BlockList();
   lans.addSubnet('127.0.0.0', 8, 'ipv4');
   lans.addAddress('::1', 'ipv6');
@@ -115,7 +114,7 @@ export function isLan(address: string, alwaysLocalNets: readonly string[] = []):
   for (const entries of Object.values(networkInterfaces())) {
     for (const entry of entries ?? []) if (entry.cidr) addCidr(lans, entry.cidr);
   }
-  return lans.check(ip, family);
+  return lans.check(plain.ip, plain.family);
 }
 
 function addCidr(list: BlockList, cidr: string): void {

@@ -1,7 +1,8 @@
 // A device's allowedNetworks as Syncthing 1.19 reads them (IsAllowedNetwork): in order, the first
 // match decides, `!` refuses, no match refuses, an empty list allows all.
 import t from 'tap';
-import { isAllowedNetwork, parseCidr } from '../../../worker/devices/allowed-networks.ts';
+import { isAllowedNetwork } from '../../../worker/devices/allowed-networks.ts';
+import { parseCidr } from '../../../shared/cidr.ts';
 
 t.test('isAllowedNetwork', async (t) => {
   t.ok(isAllowedNetwork('203.0.113.9', []), 'an empty list allows every address');

@@ -80,7 +80,6 @@ function v1(config: Configuration, model: SyncModel | undefined): Report {
 
 function v2(config: Configuration): Report {
   const { folders, devices, options } = config;
-  const count = <T>(items: readonly T[], test: (item: T) => boolean) => items.filter(test).length;
   const servers = options.globalAnnounceServers;
   return {
     numCPU: cpus().length,
@@ -121,7 +120,7 @@ function v2(config: Configuration): Report {
 
 function v3(config: Configuration, startTime: Date): Report {
   const { folders, options } = config;
-  const count = (test: (folder: Configuration['folders'][number]) => boolean) => folders.filter(test).length;
+  const uses = (test: (folder: Configuration['folders'][number]) => boolean) => count(folders, test);
   return {
     uptime: Math.floor((Date.now() - startTime.getTime()) / 1000),
     alwaysLocalNets: options.alwaysLocalNets.length > 0,
@@ -133,17 +132,21 @@ function v3(config: Configuration, startTime: Date): Report {
     restartOnWakeup: options.restartOnWakeup,
     customStunServers: options.stunServers.some((server) => server !== 'default'),
     folderUsesV3: {
-      scanProgressDisabled: count((f) => f.scanProgressIntervalS < 0),
-      conflictsDisabled: count((f) => f.maxConflicts === 0),
-      conflictsUnlimited: count((f) => f.maxConflicts < 0),
-      conflictsOther: count((f) => f.maxConflicts > 0 && f.maxConflicts !== 10),
-      fsWatcherEnabled: count((f) => f.fsWatcherEnabled),
+      scanProgressDisabled: uses((f) => f.scanProgressIntervalS < 0),
+      conflictsDisabled: uses((f) => f.maxConflicts === 0),
+      conflictsUnlimited: uses((f) => f.maxConflicts < 0),
+      conflictsOther: uses((f) => f.maxConflicts > 0 && f.maxConflicts !== 10),
+      fsWatcherEnabled: uses((f) => f.fsWatcherEnabled),
       pullOrder: tally(folders.map((f) => f.order)),
       fsWatcherDelays: folders.filter((f) => f.fsWatcherEnabled).map((f) => f.fsWatcherDelayS),
-      customMarkerName: count((f) => f.markerName !== '.stfolder'),
-      caseSensitiveFS: count((f) => f.caseSensitiveFS),
+      customMarkerName: uses((f) => f.markerName !== '.stfolder'),
+      caseSensitiveFS: uses((f) => f.caseSensitiveFS),
     },
   };
+}
+
+function count<T>(items: readonly T[], test: (item: T) => boolean): number {
+  return items.filter(test).length;
 }
 
 function tally(values: readonly string[]): Record<string, number> {
