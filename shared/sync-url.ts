@@ -12,12 +12,36 @@ export interface SyncUrl {
 
 /** Syncthing's port for the sync protocol, when an address names none. */
 export const DEFAULT_SYNC_PORT = 22000;
-/** What `default` in options.listenAddresses stands for, of what syncd serves (no QUIC, no relays). */
-export const DEFAULT_LISTEN_URL = 'tcp://0.0.0.0:22000';
+/** Syncthing's pool of public relays, the relays `default` stands for (lib/config/config.go). */
+export const DEFAULT_RELAY_POOL = 'dynamic+https://relays.syncthing.net/endpoint';
+/**
+ * What `default` in options.listenAddresses stands for (lib/config/config.go DefaultListenAddresses),
+ * less QUIC, which syncd does not serve.
+ */
+export const DEFAULT_LISTEN_ADDRESSES = ['tcp://0.0.0.0:22000', DEFAULT_RELAY_POOL] as const;
 
 const SCHEMES: ReadonlySet<string> = new Set(['tcp', 'tcp4', 'tcp6']);
+// Relays are reached over connections the worker makes (worker/relay/), not through a listening socket.
+const RELAY_SCHEMES: ReadonlySet<string> = new Set(['relay', 'dynamic+http', 'dynamic+https']);
 // Schemes Syncthing knows that syncd does not serve or dial: named as such, not as malformed.
-const OTHER_SCHEMES: ReadonlySet<string> = new Set(['quic', 'quic4', 'quic6', 'relay', 'dynamic+https']);
+const OTHER_SCHEMES: ReadonlySet<string> = new Set(['quic', 'quic4', 'quic6', ...RELAY_SCHEMES]);
+
+/**
+ * options.listenAddresses as Syncthing reads them (lib/config/optionsconfiguration.go ListenAddresses):
+ * `default` expanded in place, each address trimmed and kept once, empty ones dropped.
+ */
+export function listenAddresses(configured: readonly string[]): string[] {
+  const expanded = configured.flatMap((text) =>
+    text.trim() === 'default' ? DEFAULT_LISTEN_ADDRESSES : [text],
+  );
+  return [...new Set(expanded.map((text) => text.trim()).filter((text) => text !== ''))];
+}
+
+/** Whether an address names a relay, or a pool of them (relay://, dynamic+https://). */
+export function isRelayAddress(text: string): boolean {
+  const scheme = /^([a-z0-9+.-]+):\/\//i.exec(text.trim())?.[1]?.toLowerCase();
+  return scheme !== undefined && RELAY_SCHEMES.has(scheme);
+}
 
 /**
  * A TCP address of the sync protocol, or a sentence saying why the text is not one. A missing port is

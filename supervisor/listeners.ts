@@ -60,12 +60,13 @@ export interface PendingListener {
 }
 
 /**
- * The listening sockets the supervisor owns, by name. Binding a name that is bound already replaces
- * its socket without refusing a connection: the new one listens first, then the old one stops accepting
+ * The listening sockets the supervisor owns, by name; a name may have several (`sync` has one per
+ * listen address), each under a slot of its own. Binding a slot that is bound already replaces its
+ * socket without refusing a connection: the new one listens first, then the old one stops accepting
  * (connections it accepted are served as usual).
  */
 export class Listeners {
-  readonly #bound = new Map<ListenerName, Listener>();
+  readonly #bound = new Map<string, { name: ListenerName; listener: Listener }>();
   #accept: ((name: ListenerName, socket: Socket) => void) | undefined;
 
   async bind(name: ListenerName, address: Address, label?: string): Promise<Listener> {
@@ -73,42 +74,49 @@ export class Listeners {
   }
 
   /**
-   * Binds a new socket for `name` and keeps the old one accepting until `commit` swaps them; `abort`
-   * closes the new one instead. A change that must not half happen binds first, then does the rest.
+   * Binds a new socket for `slot` (one of `name`'s) and keeps the old one accepting until `commit`
+   * swaps them; `abort` closes the new one instead. A change that must not half happen binds first,
+   * then does the rest.
    */
-  async prepare(name: ListenerName, address: Address, label?: string): Promise<PendingListener> {
+  async prepare(
+    name: ListenerName,
+    address: Address,
+    label?: string,
+    slot: string = name,
+  ): Promise<PendingListener> {
     const listener = await bindListener(address, label);
     return {
       bound: listener.bound,
       commit: () => {
-        const old = this.#bound.get(name);
-        this.#bound.set(name, listener);
+        const old = this.#bound.get(slot);
+        this.#bound.set(slot, { name, listener });
         const accept = this.#accept;
         if (accept) listener.startAccepting((socket) => accept(name, socket));
-        old?.server.close();
+        old?.listener.server.close();
         return listener;
       },
       abort: () => listener.server.close(),
     };
   }
 
-  /** Stops listening for `name`; connections accepted so far are served as usual. */
-  unbind(name: ListenerName): void {
-    this.#bound.get(name)?.server.close();
-    this.#bound.delete(name);
+  /** Stops listening on `slot`; connections accepted so far are served as usual. */
+  unbind(slot: string): void {
+    this.#bound.get(slot)?.listener.server.close();
+    this.#bound.delete(slot);
   }
 
-  get(name: ListenerName): Listener | undefined {
-    return this.#bound.get(name);
+  get(slot: string): Listener | undefined {
+    return this.#bound.get(slot)?.listener;
   }
 
   /** Sends every connection of every listener to `accept` from now on, those accepted so far first. */
   startAccepting(accept: (name: ListenerName, socket: Socket) => void): void {
     this.#accept = accept;
-    for (const [name, listener] of this.#bound) listener.startAccepting((socket) => accept(name, socket));
+    for (const { name, listener } of this.#bound.values())
+      listener.startAccepting((socket) => accept(name, socket));
   }
 
   close(): void {
-    for (const listener of this.#bound.values()) listener.server.close();
+    for (const { listener } of this.#bound.values()) listener.server.close();
   }
 }

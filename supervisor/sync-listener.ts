@@ -4,8 +4,9 @@ import type { Logger } from '../shared/logger.ts';
 import { settingLabel } from '../shared/settings.ts';
 import {
   bindHost,
-  DEFAULT_LISTEN_URL,
   formatSyncUrl,
+  isRelayAddress,
+  listenAddresses,
   parseSyncUrl,
   type SyncUrl,
 } from '../shared/sync-url.ts';
@@ -15,28 +16,39 @@ import type { Listeners, PendingListener } from './listeners.ts';
 // A listen address that could not be bound (another program has the port) is tried again this often.
 const RETRY_MS = 60_000;
 
+/** A configured address the supervisor serves, under the slot its bind address names. */
+interface Served {
+  text: string;
+  url: SyncUrl;
+  slot: string;
+}
+
 interface Plan {
-  /** The address served, and the text it was configured as. */
-  serve: { text: string; url: SyncUrl } | undefined;
+  serve: Served[];
   /** Every configured address that is not served, with why. */
   notServed: Record<string, string>;
 }
 
 /**
- * The sync protocol's listener, owned by the supervisor like the GUI's so that a restart refuses no
- * device: at the flag's address, else at the first TCP address of options.listenAddresses (QUIC and
- * relays are Syncthing's alone and reported as not served). A port that cannot be bound at start is
- * reported and tried again, as Syncthing does, rather than keeping the REST interface from serving; a
- * saved change binds the new address first and is refused if it cannot.
+ * The sync protocol's listeners, owned by the supervisor like the GUI's so that a restart refuses no
+ * device: at the flag's address, else at each TCP address of options.listenAddresses (`default`
+ * expanded as Syncthing does; relays are the worker's, QUIC is Syncthing's alone and reported as not
+ * served). A port that cannot be bound at start is reported and tried again, as Syncthing does, rather
+ * than keeping the REST interface from serving. A saved change binds the new addresses first and is
+ * refused if one cannot be; an address that stays keeps its socket (and a port 0 its port), one that
+ * goes stops accepting, and connections accepted so far are served on (lib/connections/service.go
+ * CommitConfiguration).
  */
 export class SyncListener {
   readonly #listeners: Listeners;
   readonly #logger: Logger;
   readonly #flag: string | undefined;
-  #plan: Plan = { serve: undefined, notServed: {} };
-  #bound: string | null = null;
-  #error: string | null = null;
-  #retry: NodeJS.Timeout | undefined;
+  #plan: Plan = { serve: [], notServed: {} };
+  /** Where each slot listens. */
+  readonly #bound = new Map<string, string>();
+  /** Why a slot does not listen, while it is tried again. */
+  readonly #errors = new Map<string, string>();
+  readonly #retries = new Map<string, NodeJS.Timeout>();
   #onChange: (listening: SyncListening) => void = () => {};
 
   constructor(options: { listeners: Listeners; logger: Logger; flag: string | undefined }) {
@@ -52,9 +64,10 @@ export class SyncListener {
   /** Where each configured address is bound, or why not. */
   get listening(): SyncListening {
     const listening: SyncListening = {};
-    const { serve, notServed } = this.#plan;
-    if (serve) listening[serve.text] = { bound: this.#bound, error: this.#error };
-    for (const [text, error] of Object.entries(notServed)) listening[text] = { bound: null, error };
+    for (const { text, slot } of this.#plan.serve)
+      listening[text] = { bound: this.#bound.get(slot) ?? null, error: this.#errors.get(slot) ?? null };
+    for (const [text, error] of Object.entries(this.#plan.notServed))
+      listening[text] = { bound: null, error };
     return listening;
   }
 
@@ -62,91 +75,126 @@ export class SyncListener {
   async start(config: Configuration, onChange: (listening: SyncListening) => void): Promise<void> {
     this.#onChange = onChange;
     this.#plan = this.#planFor(config);
-    await this.#bind();
+    await Promise.all(this.#plan.serve.map((served) => this.#bind(served)));
   }
 
-  /** The save step for options.listenAddresses: the new address is bound before the file is written. */
+  /** The save step for options.listenAddresses: new addresses are bound before the file is written. */
   readonly saveStep: PrepareSave = async (from, to) => {
     if (this.overridden) return undefined;
     if (sameList(from.options.listenAddresses, to.options.listenAddresses)) return undefined;
     const plan = this.#planFor(to);
-    let pending: PendingListener | undefined;
-    if (plan.serve) {
-      const { url } = plan.serve;
-      try {
-        pending = await this.#listeners.prepare(
+    const pending: Array<{ served: Served; listener: PendingListener }> = [];
+    try {
+      for (const served of plan.serve) {
+        if (this.#bound.has(served.slot)) continue;
+        const { url, slot } = served;
+        const listener = await this.#listeners.prepare(
           'sync',
           { host: bindHost(url), port: url.port },
           'options.listenAddresses',
+          slot,
         );
-      } catch (error) {
-        throw new SaveRefused((error as Error).message);
+        pending.push({ served, listener });
       }
+    } catch (error) {
+      for (const { listener } of pending) listener.abort();
+      throw new SaveRefused((error as Error).message);
     }
     return {
       commit: () => {
+        const kept = new Set(plan.serve.map(({ slot }) => slot));
+        for (const slot of [...this.#bound.keys(), ...this.#errors.keys()])
+          if (!kept.has(slot)) this.#forget(slot);
         this.#plan = plan;
-        clearTimeout(this.#retry);
-        if (pending) this.#committed(pending);
-        else {
-          this.#listeners.unbind('sync');
-          this.#bound = null;
-          this.#error = null;
-        }
+        for (const { served, listener } of pending) this.#committed(served, listener);
         this.#onChange(this.listening);
       },
-      abort: () => pending?.abort(),
+      abort: () => {
+        for (const { listener } of pending) listener.abort();
+      },
     };
   };
 
   stop(): void {
-    clearTimeout(this.#retry);
+    for (const retry of this.#retries.values()) clearTimeout(retry);
+    this.#retries.clear();
   }
 
   #planFor(config: Configuration): Plan {
-    const texts = this.#flag !== undefined ? [this.#flag] : config.options.listenAddresses;
-    const plan: Plan = { serve: undefined, notServed: {} };
+    const texts = this.#flag !== undefined ? [this.#flag] : listenAddresses(config.options.listenAddresses);
+    const plan: Plan = { serve: [], notServed: {} };
+    const bySlot = new Map<string, string>();
     for (const text of texts) {
-      const parsed = parseSyncUrl(text === 'default' ? DEFAULT_LISTEN_URL : text);
-      if (typeof parsed === 'string') plan.notServed[text] = parsed;
-      else if (plan.serve) plan.notServed[text] = `only one TCP address is served, ${plan.serve.text}`;
-      else plan.serve = { text, url: parsed };
+      if (isRelayAddress(text) && this.#flag === undefined) continue;
+      const url = parseSyncUrl(text);
+      if (typeof url === 'string') {
+        plan.notServed[text] = url;
+        continue;
+      }
+      const slot = `sync ${formatSyncUrl({ ...url, host: bindHost(url) })}`;
+      const same = bySlot.get(slot);
+      if (same !== undefined) plan.notServed[text] = `the same address as ${same}, which is served`;
+      else {
+        bySlot.set(slot, text);
+        plan.serve.push({ text, url, slot });
+      }
     }
     return plan;
   }
 
-  async #bind(): Promise<void> {
-    const serve = this.#plan.serve;
-    if (!serve) return;
+  async #bind(served: Served): Promise<void> {
+    const { url, slot } = served;
     const label = this.overridden ? settingLabel('syncAddress') : 'options.listenAddresses';
     try {
       const pending = await this.#listeners.prepare(
         'sync',
-        { host: bindHost(serve.url), port: serve.url.port },
+        { host: bindHost(url), port: url.port },
         label,
+        slot,
       );
-      this.#committed(pending);
-      if (this.#retry) this.#logger.info({ address: this.#bound }, 'listening for devices now');
+      if (!this.#plan.serve.includes(served)) {
+        pending.abort();
+        return;
+      }
+      const retried = this.#errors.has(slot);
+      this.#committed(served, pending);
+      if (retried) this.#logger.info({ address: this.#bound.get(slot) }, 'listening for devices now');
     } catch (error) {
       const message = (error as Error).message;
-      if (this.#error !== message) {
+      if (this.#errors.get(slot) !== message) {
         this.#logger.warn(
           { slot: 'sync-listener' },
-          `${message}; other devices cannot connect until it can (tried again every ${RETRY_MS / 1000} s)`,
+          `${message}; other devices cannot connect there until it can (tried again every ${RETRY_MS / 1000} s)`,
         );
       }
-      this.#error = message;
-      this.#bound = null;
-      this.#retry = setTimeout(() => void this.#bind().then(() => this.#onChange(this.listening)), RETRY_MS);
-      this.#retry.unref();
+      this.#errors.set(slot, message);
+      const retry = setTimeout(() => {
+        this.#retries.delete(slot);
+        void this.#bind(served).then(() => this.#onChange(this.listening));
+      }, RETRY_MS);
+      retry.unref();
+      this.#retries.set(slot, retry);
     }
   }
 
-  #committed(pending: PendingListener): void {
+  #committed(served: Served, pending: PendingListener): void {
     const { bound } = pending.commit();
-    const url = this.#plan.serve?.url;
-    this.#bound = formatSyncUrl({ scheme: url?.scheme ?? 'tcp', host: bound.host, port: bound.port });
-    this.#error = null;
+    this.#bound.set(
+      served.slot,
+      formatSyncUrl({ scheme: served.url.scheme, host: bound.host, port: bound.port }),
+    );
+    this.#errors.delete(served.slot);
+    clearTimeout(this.#retries.get(served.slot));
+    this.#retries.delete(served.slot);
+  }
+
+  /** An address no longer configured: its socket stops accepting, and it is tried no more. */
+  #forget(slot: string): void {
+    this.#listeners.unbind(slot);
+    this.#bound.delete(slot);
+    this.#errors.delete(slot);
+    clearTimeout(this.#retries.get(slot));
+    this.#retries.delete(slot);
   }
 }
 
