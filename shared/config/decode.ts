@@ -271,6 +271,9 @@ function checkOptions(options: Configuration['options']): void {
     'localAnnouncePort',
     'keepTemporariesH',
     'maxFolderConcurrency',
+    'relayReconnectIntervalM',
+    'connectionLimitEnough',
+    'connectionLimitMax',
   ]);
   options.alwaysLocalNets.forEach((net, at) => {
     if (!parseCidr(net)) {

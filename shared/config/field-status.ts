@@ -35,6 +35,7 @@ const network = 'not built yet (the network issue)';
 const noReports = 'syncd sends no usage or crash reports';
 const noUpgrades = 'syncd does not upgrade itself';
 const noLdap = 'syncd has no LDAP login: the GUI logs in with gui.user and gui.password';
+const noNat = 'syncd does no NAT traversal (UPnP, NAT-PMP, STUN): a relay reaches a device behind NAT';
 const noTuning = "syncd has no such tuning: Syncthing's default is what it does";
 
 type Table<T> = Record<keyof T & string, FieldStatus>;
@@ -87,7 +88,7 @@ export const FOLDER_DEVICE_FIELDS: Table<typeof FOLDER_DEVICE> = {
 export const DEVICE_FIELDS: Table<typeof DEVICE_DEFAULTS> = {
   deviceID: acts(),
   name: acts(),
-  addresses: acts('tcp:// addresses and "dynamic"'),
+  addresses: acts('tcp:// and relay:// addresses, and "dynamic"'),
   compression: acts(),
   certName: acts(),
   introducer: refused(`introducers are ${network}`),
@@ -130,7 +131,7 @@ export const LDAP_FIELDS: Table<typeof LDAP_DEFAULTS> = {
 };
 
 export const OPTIONS_FIELDS: Table<typeof OPTIONS_DEFAULTS> = {
-  listenAddresses: acts('tcp:// addresses'),
+  listenAddresses: acts('tcp://, relay:// and dynamic+https:// (relay pool) addresses; not QUIC'),
   globalAnnounceServers: acts(),
   globalAnnounceEnabled: acts(),
   localAnnounceEnabled: acts(),
@@ -139,13 +140,13 @@ export const OPTIONS_FIELDS: Table<typeof OPTIONS_DEFAULTS> = {
   maxSendKbps: acts('KiB/s for all devices together, as Syncthing reads it; 0: none'),
   maxRecvKbps: acts('KiB/s for all devices together, as Syncthing reads it; 0: none'),
   reconnectionIntervalS: acts(),
-  relaysEnabled: refused(`relays are ${network}`),
-  relayReconnectIntervalM: refused(`relays are ${network}`),
+  relaysEnabled: acts('off by default in syncd'),
+  relayReconnectIntervalM: acts(),
   startBrowser: refused('syncd opens no browser'),
-  natEnabled: refused(`NAT traversal is ${network}`),
-  natLeaseMinutes: refused(`NAT traversal is ${network}`),
-  natRenewalMinutes: refused(`NAT traversal is ${network}`),
-  natTimeoutSeconds: refused(`NAT traversal is ${network}`),
+  natEnabled: refused(noNat),
+  natLeaseMinutes: refused(noNat),
+  natRenewalMinutes: refused(noNat),
+  natTimeoutSeconds: refused(noNat),
   urAccepted: refused(noReports),
   urSeen: stored("what Syncthing's GUI last showed of usage reporting"),
   urUniqueId: refused(noReports),
@@ -165,21 +166,21 @@ export const OPTIONS_FIELDS: Table<typeof OPTIONS_DEFAULTS> = {
   overwriteRemoteDeviceNamesOnConnect: refused(network),
   tempIndexMinBlocks: refused('syncd sends no temporary indexes'),
   unackedNotificationIDs: stored("the notifications Syncthing's GUI has yet to show"),
-  trafficClass: refused(network),
+  trafficClass: refused("Node.js cannot set a socket's traffic class (IP_TOS)"),
   setLowPriority: acts(),
   maxFolderConcurrency: refused(network),
   crURL: refused(noReports),
   crashReportingEnabled: refused(noReports),
-  stunKeepaliveStartS: refused(`NAT traversal is ${network}`),
-  stunKeepaliveMinS: refused(`NAT traversal is ${network}`),
-  stunServers: refused(`NAT traversal is ${network}`),
+  stunKeepaliveStartS: refused(noNat),
+  stunKeepaliveMinS: refused(noNat),
+  stunServers: refused(noNat),
   databaseTuning: refused(noTuning),
   maxConcurrentIncomingRequestKiB: acts(),
   announceLANAddresses: refused(network),
   sendFullIndexOnUpgrade: refused(noUpgrades),
   featureFlags: refused('syncd has no feature flags'),
-  connectionLimitEnough: refused(network),
-  connectionLimitMax: refused(network),
+  connectionLimitEnough: acts('no device dialed once this many are connected; 0: no limit'),
+  connectionLimitMax: acts('connections past this many refused after the Hello; 0: no limit'),
   insecureAllowOldTLSVersions: fixed('syncd speaks TLS 1.3 only, as Syncthing by default'),
 };
 

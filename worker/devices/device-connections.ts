@@ -1,6 +1,6 @@
 import { BandwidthLimits } from './bandwidth.ts';
 import { isAllowedNetwork } from './allowed-networks.ts';
-import { parseSyncUrl } from '../../shared/sync-url.ts';
+import { isRelayAddress, parseSyncUrl } from '../../shared/sync-url.ts';
 import { lookup } from 'node:dns/promises';
 import { X509Certificate } from 'node:crypto';
 import type { Socket } from 'node:net';
@@ -25,6 +25,9 @@ import type { BlockServer } from './block-server.ts';
 import { PeerController } from './peer.ts';
 import { MAX_STRING_BYTES } from '../bep/limits.ts';
 import { type Dialed, dial, type DialStatus, redialDelayMs } from './dialer.ts';
+import { joinSession, parseRelayUrl, type RelayUrl } from '../relay/relay-connection.ts';
+import type { SessionInvitation } from '../relay/relay-messages.ts';
+import { dialRelay, secureRelayed } from '../relay/relayed-bep.ts';
 
 /** A device connected now, as /rest/system/connections shows it. */
 export interface Connection {
@@ -34,7 +37,7 @@ export interface Connection {
   peer: IndexPeer;
   /** What answers its messages (see peer.ts). */
   controller: PeerController;
-  type: 'tcp-client' | 'tcp-server';
+  type: 'tcp-client' | 'tcp-server' | 'relay-client' | 'relay-server';
   /** The peer's address, HOST:PORT. */
   address: string;
   clientName: string;
@@ -69,6 +72,12 @@ export interface DeviceConnectionsOptions {
 // than this (lib/connections/service.go, minConnectionReplaceAge).
 const REPLACE_AFTER_MS = 10_000;
 const HANDSHAKE_TIMEOUT_MS = 10_000;
+// Syncthing 1.19's connection priorities, lower better (tcp_dial.go, relay_dial.go): a relayed
+// connection gives way to a direct one, and a device connected through a relay is still dialed directly.
+const TCP_PRIORITY = 10;
+const RELAY_PRIORITY = 200;
+// Relay sessions being set up at once: invitations past this (a relay flooding them) are dropped.
+const MAX_RELAY_SETUPS = 16;
 // What Syncthing answers for a device never seen: the Unix epoch.
 const GO_UNIX_ZERO = '1970-01-01T00:00:00Z';
 const CLIENT_NAME = 'syncd';
@@ -93,6 +102,9 @@ export class DeviceConnections {
   readonly #sockets = new Set<TLSSocket | Socket>();
   readonly #dialing = new Map<string, { timer?: NodeJS.Timeout; attempts: number; busy: boolean }>();
   readonly #dialStatus = new Map<string, DialStatus>();
+  /** When each device may next be dialed through each relay address (relayReconnectIntervalM). */
+  readonly #relayDialAt = new Map<string, number>();
+  #relaySetups = 0;
   /** Connections in a row that ended within seconds, by device. */
   readonly #quickCloses = new Map<string, number>();
   readonly #unsubscribe: () => void;
@@ -108,7 +120,7 @@ export class DeviceConnections {
     this.pendingFolders = new PendingFolders(options);
     this.#server = createServer(serverOptions(options.credentials, HANDSHAKE_TIMEOUT_MS));
     this.#server.on('secureConnection', (socket) => {
-      this.#secured(socket, 'tcp-server').catch((error: Error) => {
+      this.#secured(socket, 'tcp-server', {}).catch((error: Error) => {
         this.#log.warn({ err: error }, `connection from ${remoteOf(socket)} failed: ${error.message}`);
         socket.destroy();
       });
@@ -134,6 +146,37 @@ export class DeviceConnections {
     this.#track(socket);
     socket.setNoDelay(true);
     this.#server.emit('connection', socket);
+  }
+
+  /**
+   * A device asked a relay this one has joined for a session (lib/connections/relay_listen.go
+   * handleInvitations): the session joined, then BEP's TLS over it as the invitation says.
+   */
+  acceptInvitation(invitation: SessionInvitation, relay: RelayUrl): void {
+    if (this.#closed) return;
+    if (this.#relaySetups >= MAX_RELAY_SETUPS) {
+      this.#log.debug({ relay: relay.text }, 'a relay session invitation dropped: too many under way');
+      return;
+    }
+    this.#relaySetups += 1;
+    void joinSession(invitation, relay.host, HANDSHAKE_TIMEOUT_MS)
+      .then(async (session) => {
+        this.#track(session.raw);
+        if (this.#closed) return session.raw.destroy();
+        const secure = await secureRelayed(
+          session,
+          invitation.serverSocket,
+          this.#options.credentials,
+          HANDSHAKE_TIMEOUT_MS,
+        );
+        await this.#secured(secure, 'relay-server', { raw: session.raw });
+      })
+      .catch((error: Error) =>
+        this.#log.info({ relay: relay.text, err: error }, `relay session failed: ${error.message}`),
+      )
+      .finally(() => {
+        this.#relaySetups -= 1;
+      });
   }
 
   get connections(): ReadonlyMap<string, Connection> {
@@ -222,11 +265,18 @@ export class DeviceConnections {
   async #secured(
     socket: TLSSocket,
     type: Connection['type'],
-    expected?: string,
-    onData?: Dialed['onData'],
+    how: {
+      /** The device dialed. */
+      expected?: string;
+      onData?: Dialed['onData'];
+      /** A relayed connection's socket to the relay, whose address is the connection's. */
+      raw?: Socket;
+    },
   ): Promise<void> {
+    const { expected, onData } = how;
     this.#track(socket);
-    const address = remoteOf(socket);
+    const address = remoteOf(how.raw ?? socket);
+    const ip = (how.raw ?? socket).remoteAddress ?? '';
     const raw = socket.getPeerCertificate(true)?.raw;
     if (!raw || raw.length === 0) {
       this.#log.info({ address }, `connection from ${address} closed: it presented no certificate`);
@@ -246,7 +296,7 @@ export class DeviceConnections {
     const known = this.#deviceConfig(peer);
     const session = new BepSession(socket, this.#options.times ?? SYNCTHING_TIMES, onData);
     // Every connection, so that limits set later act on it at once, as Syncthing wraps each.
-    session.limit(this.#bandwidth.forConnection(peer, socket.remoteAddress ?? ''));
+    session.limit(this.#bandwidth.forConnection(peer, ip));
     let hello: Hello;
     try {
       hello = await session.exchangeHello({
@@ -265,19 +315,26 @@ export class DeviceConnections {
     // The Hello is read before the device is known: what is kept of its name (a pending device's) is
     // cut to the length of any other name a device sends, and copied off the peer's bytes.
     hello.deviceName = Buffer.from(hello.deviceName.slice(0, MAX_STRING_BYTES)).toString();
-    const refusal = this.#refusal(peer, hello.deviceName, address, socket.remoteAddress ?? '', raw);
+    const refusal = this.#refusal(peer, hello.deviceName, address, ip, raw);
     if (refusal) {
       session.close(refusal, false);
       return;
     }
+    // lib/connections/service.go handle: a new connection replaces one of a worse priority, or one
+    // older than 10 s; otherwise it is closed.
     const existing = this.#connections.get(peer);
     if (existing) {
-      if (Date.now() - existing.startedAt.getTime() < REPLACE_AFTER_MS) {
+      const better = priorityOf(type) < priorityOf(existing.type);
+      if (!better && Date.now() - existing.startedAt.getTime() < REPLACE_AFTER_MS) {
         this.#log.debug({ device: peer, address }, 'a second connection from a connected device: closed');
         session.close('a connection to this device exists already', false);
         return;
       }
-      existing.session.close('replaced by a newer connection');
+      this.#log.info(
+        { device: peer, address, type, replaced: existing.type },
+        `switching connections with ${peer}: ${existing.type} at ${existing.address} replaced by ${type} at ${address}`,
+      );
+      existing.session.close('replacing connection');
     }
     const indexPeer = { device: peer, send: (message: BepMessage) => session.send(message) };
     const connection: Connection = {
@@ -340,6 +397,14 @@ export class DeviceConnections {
       );
       return 'network not allowed';
     }
+    const { connectionLimitMax } = this.#config.options;
+    if (connectionLimitMax > 0 && this.#connections.size >= connectionLimitMax) {
+      this.#log.info(
+        { device: peer, address },
+        `connection from ${peer} at ${address} rejected: connection limit reached (options.connectionLimitMax ${connectionLimitMax})`,
+      );
+      return 'connection limit reached';
+    }
     const certName = known.certName || 'syncthing';
     const certificate = new X509Certificate(cert);
     const named =
@@ -358,7 +423,10 @@ export class DeviceConnections {
   #connected(connection: Connection): void {
     const { device, session } = connection;
     this.#connections.set(device, connection);
-    this.#stopDialing(device);
+    // A relayed device is still dialed directly, as often as an unreachable one (service.go connect).
+    if (priorityOf(connection.type) > TCP_PRIORITY)
+      this.#scheduleDial(device, this.#config.options.reconnectionIntervalS * 1000);
+    else this.#stopDialing(device);
     this.#options.store.setDeviceStats(device, {
       lastSeen: connection.startedAt.toISOString(),
       lastConnectionDurationS: this.#options.store.deviceStats().get(device)?.lastConnectionDurationS ?? 0,
@@ -456,23 +524,34 @@ export class DeviceConnections {
     const state = this.#dialing.get(device);
     const known = this.#deviceConfig(device);
     if (!state || state.busy || this.#closed) return;
-    if (!known || known.paused || this.#connections.has(device)) {
+    if (!known || known.paused || !this.#mayUpgrade(device, TCP_PRIORITY)) {
       this.#stopDialing(device);
+      return;
+    }
+    // service.go dialDevices: no dial at all once as many devices are connected as the limit says.
+    if (this.#atConnectionLimit()) {
+      this.#scheduleDial(device, this.#config.options.reconnectionIntervalS * 1000);
       return;
     }
     state.busy = true;
     try {
       for (const address of await this.#addressesOf(known)) {
-        if (this.#closed || this.#connections.has(device)) return;
+        if (this.#closed) return;
+        const relayed = isRelayAddress(address);
+        if (!this.#mayUpgrade(device, relayed ? RELAY_PRIORITY : TCP_PRIORITY)) continue;
+        if (relayed && !this.#relayDialDue(device, address)) continue;
         const when = new Date().toISOString();
         // Syncthing's resolveDialTargets: an address outside the device's allowed networks is not dialed.
         if (!(await this.#mayDial(address, known.allowedNetworks))) {
           this.#dialStatus.set(address, { when, error: 'network disallowed' });
           continue;
         }
-        let dialed: Dialed;
+        const timeoutMs = this.#options.dialTimeoutMs ?? 10_000;
+        let dialed: { socket: TLSSocket; onData?: Dialed['onData']; raw?: Socket };
         try {
-          dialed = await dial(address, this.#options.credentials, this.#options.dialTimeoutMs ?? 10_000);
+          dialed = relayed
+            ? await dialRelay(address, device, this.#options.credentials, timeoutMs)
+            : await dial(address, this.#options.credentials, timeoutMs);
         } catch (error) {
           this.#dialStatus.set(address, { when, error: (error as Error).message });
           continue;
@@ -483,24 +562,61 @@ export class DeviceConnections {
           return;
         }
         try {
-          await this.#secured(dialed.socket, 'tcp-client', device, dialed.onData);
+          await this.#secured(dialed.socket, relayed ? 'relay-client' : 'tcp-client', {
+            expected: device,
+            onData: dialed.onData,
+            raw: dialed.raw,
+          });
         } catch (error) {
           this.#dialStatus.set(address, { when, error: (error as Error).message });
           continue;
         }
-        if (this.#connections.has(device)) return;
+        if (!this.#mayUpgrade(device, TCP_PRIORITY)) return;
       }
     } finally {
       state.busy = false;
     }
-    if (this.#connections.has(device) || this.#closed) return;
+    if (this.#closed) return;
+    const current = this.#connections.get(device);
+    if (current) {
+      if (priorityOf(current.type) > TCP_PRIORITY)
+        this.#scheduleDial(device, this.#config.options.reconnectionIntervalS * 1000);
+      return;
+    }
     state.attempts += 1;
     this.#scheduleDial(device, redialDelayMs(state.attempts, this.#config.options.reconnectionIntervalS));
   }
 
+  /** options.connectionLimitEnough and connectionLimitMax, the lower that is set (LowestConnectionLimit). */
+  #atConnectionLimit(): boolean {
+    const { connectionLimitEnough: enough, connectionLimitMax: max } = this.#config.options;
+    const limit = enough === 0 || (max !== 0 && max < enough) ? max : enough;
+    return limit > 0 && this.#connections.size >= limit;
+  }
+
+  /** Whether a connection of `priority` would replace the device's (none: yes). */
+  #mayUpgrade(device: string, priority: number): boolean {
+    const current = this.#connections.get(device);
+    return !current || priority < priorityOf(current.type);
+  }
+
+  /**
+   * Whether a relay address is to be dialed now: only with options.relaysEnabled, and each device
+   * through each relay once per relayReconnectIntervalM (relay_dial.go RedialFrequency).
+   */
+  #relayDialDue(device: string, address: string): boolean {
+    const { relaysEnabled, relayReconnectIntervalM } = this.#config.options;
+    if (!relaysEnabled) return false;
+    const key = `${device} ${address}`;
+    const now = Date.now();
+    if ((this.#relayDialAt.get(key) ?? 0) > now) return false;
+    this.#relayDialAt.set(key, now + Math.max(1, relayReconnectIntervalM) * 60_000);
+    return true;
+  }
+
   async #mayDial(address: string, allowed: readonly string[]): Promise<boolean> {
     if (allowed.length === 0) return true;
-    const url = parseSyncUrl(address);
+    const url = isRelayAddress(address) ? parseRelayUrl(address) : parseSyncUrl(address);
     if (typeof url === 'string') return false;
     const ip = await lookup(url.host).then(
       (found) => found.address,
@@ -534,6 +650,10 @@ function sharingChanged(from: Configuration, to: Configuration, device: string):
         ]),
     );
   return describe(from) !== describe(to);
+}
+
+function priorityOf(type: Connection['type']): number {
+  return type.startsWith('relay') ? RELAY_PRIORITY : TCP_PRIORITY;
 }
 
 function remoteOf(socket: Socket): string {

@@ -54,6 +54,8 @@ export interface SyncModel {
   /** The devices connected now. */
   connections(): ReadonlyMap<string, ConnectedDevice>;
   lastDialStatus(): Record<string, unknown>;
+  /** The relay listen addresses, as connectionServiceStatus shows listeners. */
+  relayStatus(): Record<string, unknown>;
   deviceStats(): Record<string, unknown>;
   pendingDevices(): Array<{ device: string; time: string; name: string; address: string }>;
   dismissPendingDevice(device: string): void;

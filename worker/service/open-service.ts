@@ -11,6 +11,7 @@ import { clearReset, pendingReset } from './reset-request.ts';
 import type { Held } from './service.ts';
 import type { SessionTimes } from '../bep/session.ts';
 import type { DeviceCredentials } from '../bep/tls-options.ts';
+import { RelayListeners } from '../relay/relay-listeners.ts';
 import { DeviceConnections } from '../devices/device-connections.ts';
 import { memoryDeviceStore } from '../devices/device-store.ts';
 import { tolerantStore } from '../devices/tolerant-store.ts';
@@ -156,11 +157,18 @@ export async function openService(context: ServiceContext): Promise<SyncService>
   folders?.start();
   // Discovery finds addresses; a configured device found is dialed at once.
   const dialer: { dialNow?: (device: string) => void } = {};
+  // The relays joined are addresses of this device as its listening sockets are, announced alike.
+  const relays = new RelayListeners({
+    config: context.config,
+    credentials: context.credentials,
+    logger: log('connections'),
+    invited: (invitation, relay) => late.connections?.acceptInvitation(invitation, relay),
+  });
   const discovery = new Discovery({
     myId: context.myId,
     credentials: context.credentials,
     config: context.config,
-    listening: context.listening ?? (() => ({})),
+    listening: () => ({ ...context.listening?.(), ...relays.listening() }),
     announce: context.announce ?? { local: null, global: null },
     events: context.events,
     logger: log('discover'),
@@ -191,8 +199,17 @@ export async function openService(context: ServiceContext): Promise<SyncService>
   late.connections = connections;
   await discovery.start();
   connections.start();
+  relays.start();
   return {
-    model: new EngineModel({ config: context.config, db, indexError, folders, connections, discovery }),
+    model: new EngineModel({
+      config: context.config,
+      db,
+      indexError,
+      folders,
+      connections,
+      discovery,
+      relays,
+    }),
     db,
     indexError,
     folders,
@@ -203,6 +220,7 @@ export async function openService(context: ServiceContext): Promise<SyncService>
       clearInterval(spaceWatch);
       discovery.close();
       stopProgress();
+      await relays.close();
       await connections.close();
       blocks?.close();
       await folders?.stop();

@@ -3,6 +3,7 @@ import { writeFileAtomic } from '../../shared/home.ts';
 import type { WorkerConfig } from '../config/worker-config.ts';
 import type { DeviceConnections } from '../devices/device-connections.ts';
 import type { Discovery } from '../discovery/discovery.ts';
+import type { RelayListeners } from '../relay/relay-listeners.ts';
 import type { FolderRunner } from '../folders/folder-runner.ts';
 import { folderSummary } from '../folders/folder-summary.ts';
 import type { Folders } from '../folders/folders.ts';
@@ -33,6 +34,7 @@ export interface ModelParts {
   folders: Folders | undefined;
   connections: DeviceConnections;
   discovery: Discovery;
+  relays: RelayListeners;
 }
 
 /** The SyncModel over the engine: each method one rule, delegating to the folders, index and devices. */
@@ -220,6 +222,10 @@ export class EngineModel implements SyncModel {
 
   lastDialStatus(): Record<string, unknown> {
     return this.#parts.connections.lastDialStatus;
+  }
+
+  relayStatus(): Record<string, unknown> {
+    return this.#parts.relays.status();
   }
 
   deviceStats(): Record<string, unknown> {

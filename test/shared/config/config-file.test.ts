@@ -75,8 +75,8 @@ t.test('a file that cannot be used is refused, naming the field, and left as it 
       /config\.options\.maxSendKbps: must be a number, not "fast"/,
     ],
     [
-      valid({ gui: { apiKey: key }, options: { relaysEnabled: true } }),
-      /config\.options\.relaysEnabled: syncd does not act on this field \(relays/,
+      valid({ gui: { apiKey: key }, options: { natEnabled: true } }),
+      /config\.options\.natEnabled: syncd does not act on this field \(syncd does no NAT traversal/,
     ],
     [
       valid({ gui: { apiKey: key }, devices: [{ deviceID: 'ABC' }] }),

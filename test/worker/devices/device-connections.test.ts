@@ -260,3 +260,31 @@ t.test(
     t.equal(mine.connections.connections.size, 0);
   },
 );
+
+t.test('connectionLimitMax refuses connections past it; connectionLimitEnough stops dialing', async (t) => {
+  const [a, b, c] = [await newTestDevice(), await newTestDevice(), await newTestDevice()];
+  const sideB = await side(t, b, [
+    { deviceID: a.id, addresses: ['dynamic'] },
+    { deviceID: c.id, addresses: ['dynamic'] },
+  ]);
+  await sideB.local.config.change((draft) => {
+    draft.options.connectionLimitMax = 1;
+  });
+  const sideA = await side(t, a, [{ deviceID: b.id, addresses: [sideB.address] }]);
+  sideA.connections.start();
+  await pollUntil('A connected to B', async () => sideB.connections.connections.get(a.id));
+  const sideC = await side(t, c, [{ deviceID: b.id, addresses: [sideB.address] }]);
+  sideC.connections.start();
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  t.notOk(sideB.connections.connections.has(c.id), 'C is one past the limit: refused');
+  await sideC.connections.close();
+
+  // B, at its limit of one connection to dial, dials C no more.
+  await sideB.local.config.change((draft) => {
+    draft.options.connectionLimitMax = 0;
+    draft.options.connectionLimitEnough = 1;
+    for (const device of draft.devices) if (device.deviceID === c.id) device.addresses = [sideC.address];
+  });
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  t.notOk(Object.keys(sideB.connections.lastDialStatus).includes(sideC.address), 'C not dialed');
+});

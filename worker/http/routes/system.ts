@@ -133,7 +133,10 @@ export async function systemRoutes(app: FastifyInstance, options: SystemRouteOpt
       service: { held: status.serviceHeld?.() ?? false },
       pathSeparator: sep,
       tilde: homedir(),
-      connectionServiceStatus: connectionServiceStatus(status.sync?.() ?? {}),
+      connectionServiceStatus: {
+        ...connectionServiceStatus(status.sync?.() ?? {}),
+        ...options.model?.()?.relayStatus(),
+      },
       lastDialStatus: options.model?.()?.lastDialStatus() ?? {},
       ...options.model?.()?.discoveryStatus(),
     };
