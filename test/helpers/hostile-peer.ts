@@ -71,7 +71,7 @@ export class PeerFolder {
   }
 
   symlink(name: string, target: string): FileInfo {
-    return this.#record({ name, type: FileInfoType.SYMLINK, symlinkTarget: target });
+    return this.#record({ name, type: FileInfoType.SYMLINK, symlinkTarget: Buffer.from(target) });
   }
 
   deleted(name: string): FileInfo {
@@ -162,8 +162,13 @@ export class HostilePeer {
     socket.on('data', (chunk: Buffer) => this.#read(chunk));
   }
 
-  /** Connects to `address` (tcp://HOST:PORT) as `device`, and sends its Hello. */
-  static async connect(address: string, device: TestDevice, folder?: PeerFolder): Promise<HostilePeer> {
+  /** Connects to `address` (tcp://HOST:PORT) as `device`, and sends its Hello (`hello`, when given). */
+  static async connect(
+    address: string,
+    device: TestDevice,
+    folder?: PeerFolder,
+    hello = encodeHello({ deviceName: 'hostile', clientName: 'hostile-peer', clientVersion: 'v1.19.2' }),
+  ): Promise<HostilePeer> {
     const { hostname, port } = new URL(address.replace(/^tcp\d?:/, 'http:'));
     const socket = connect({ host: hostname, port: Number(port), ...clientOptions(device) });
     const peer = new HostilePeer(socket, folder);
@@ -171,9 +176,7 @@ export class HostilePeer {
       socket.once('secureConnect', resolve);
       socket.once('error', reject);
     });
-    socket.write(
-      encodeHello({ deviceName: 'hostile', clientName: 'hostile-peer', clientVersion: 'v1.19.2' }),
-    );
+    socket.write(hello);
     return peer;
   }
 

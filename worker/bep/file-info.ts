@@ -4,12 +4,18 @@ import { MAX_BLOCK_SIZE, MIN_BLOCK_SIZE } from '../records/blocks.ts';
 import { type FileInfo, FileInfoSchema, FileInfoType } from './bep_pb.ts';
 import { nameProblem } from '../records/names.ts';
 
-/** A record as BEP's FileInfo, to send in an Index or IndexUpdate. */
+/**
+ * A record as BEP's FileInfo, to send in an Index or IndexUpdate. What Syncthing 2.x checks of every
+ * FileInfo received (lib/protocol/protocol.go checkFileInfoConsistency, which drops the connection
+ * otherwise) holds of it whatever the record: blocks only for a file that is not deleted, size 0 for a
+ * directory or a symlink (as 1.19's scanner sends them, however another device sent them here).
+ */
 export function toFileInfo(record: FileRecord): FileInfo {
+  const live = record.type === 'file' && !record.deleted;
   return create(FileInfoSchema, {
     name: record.name,
     type: FILE_TYPES[record.type],
-    size: BigInt(record.size),
+    size: BigInt(record.type === 'file' ? record.size : 0),
     permissions: record.permissions,
     modifiedS: BigInt(record.modifiedS),
     modifiedNs: record.modifiedNs,
@@ -24,13 +30,15 @@ export function toFileInfo(record: FileRecord): FileInfo {
     },
     sequence: BigInt(record.sequence),
     blockSize: record.blockSize,
-    blocks: record.blocks.map((block) => ({
-      offset: BigInt(block.offset),
-      size: block.size,
-      hash: block.hash,
-      weakHash: block.weakHash,
-    })),
-    symlinkTarget: record.symlinkTarget,
+    blocks: live
+      ? record.blocks.map((block) => ({
+          offset: BigInt(block.offset),
+          size: block.size,
+          hash: block.hash,
+          weakHash: block.weakHash,
+        }))
+      : [],
+    symlinkTarget: Buffer.from(record.symlinkTarget),
   });
 }
 
@@ -47,7 +55,8 @@ const TYPES = new Map<number, FileType>([
  * A FileInfo a device sent, as a record, or the reason it breaks Syncthing's rules (which closes the
  * connection, as Syncthing closes it): a name that is not canonical, a deleted file or a directory
  * with blocks, a file without, a block size that is no power of two between 128 KiB and 16 MiB, or
- * numbers out of range.
+ * numbers out of range. A symlink whose target is not UTF-8 (Syncthing 2.x sends a target's bytes as
+ * they are) is kept as invalid, without its target: its version is known, and nothing is made of it.
  */
 export function fromFileInfo(info: FileInfo): FileRecord | string {
   const problem = nameProblem(info.name);
@@ -84,6 +93,7 @@ export function fromFileInfo(info: FileInfo): FileRecord | string {
   if (type === 'file' && !info.deleted && !info.invalid && offset !== size) {
     return `${info.name}: blocks of ${offset} bytes for a file of ${size}`;
   }
+  const target = utf8(info.symlinkTarget);
   return {
     name: info.name,
     type,
@@ -93,14 +103,25 @@ export function fromFileInfo(info: FileInfo): FileRecord | string {
     modifiedNs: info.modifiedNs,
     modifiedBy: info.modifiedBy,
     deleted: info.deleted,
-    invalid: info.invalid,
+    invalid: info.invalid || (type === 'symlink' && target === undefined),
     noPermissions: info.noPermissions,
     version: (info.version?.counters ?? []).map(({ id, value }) => ({ id, value })),
     sequence,
     blockSize,
     blocks,
-    symlinkTarget: info.symlinkTarget,
+    symlinkTarget: target ?? '',
   };
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+function utf8(bytes: Uint8Array): string | undefined {
+  if (bytes.length === 0) return '';
+  try {
+    return strictUtf8.decode(bytes);
+  } catch {
+    return undefined;
+  }
 }
 
 function safe(value: bigint): number | undefined {

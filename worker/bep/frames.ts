@@ -1,4 +1,4 @@
-import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
+import { create, fromBinary, type MessageInitShape, toBinary } from '@bufbuild/protobuf';
 import {
   ErrorCode,
   type Hello,
@@ -27,7 +27,10 @@ export class ProtocolError extends Error {
 
 export type Compression = 'metadata' | 'always' | 'never';
 
-export function encodeHello(hello: Omit<Hello, '$typeName'>): Buffer {
+/** A Hello's fields, those left out at their defaults (syncd leaves out 2.x's, see bep.proto). */
+export type HelloFields = Omit<MessageInitShape<typeof HelloSchema>, '$typeName'>;
+
+export function encodeHello(hello: HelloFields): Buffer {
   const body = toBinary(HelloSchema, create(HelloSchema, hello));
   const out = Buffer.allocUnsafe(6 + body.length);
   out.writeUInt32BE(BEP_MAGIC, 0);

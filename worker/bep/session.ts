@@ -8,6 +8,7 @@ import {
   encodeMessage,
   FrameReader,
   giveBack,
+  type HelloFields,
   isReusable,
   ProtocolError,
 } from './frames.ts';
@@ -154,7 +155,7 @@ export class BepSession {
   }
 
   /** Sends ours and resolves with the peer's Hello; rejects when the peer sends none in time. */
-  exchangeHello(ours: Omit<Hello, '$typeName'>): Promise<Hello> {
+  exchangeHello(ours: HelloFields): Promise<Hello> {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(
         () => this.close(`no Hello within ${this.#times.helloTimeoutMs / 1000} s`, false),

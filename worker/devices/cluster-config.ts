@@ -1,7 +1,13 @@
 import { create } from '@bufbuild/protobuf';
 import type { Configuration, DeviceConfiguration } from '../../shared/config/defaults.ts';
 import { rawDeviceId } from '../../shared/device-id.ts';
-import { type ClusterConfig, ClusterConfigSchema, Compression } from '../bep/bep_pb.ts';
+import {
+  type ClusterConfig,
+  ClusterConfigSchema,
+  Compression,
+  FolderStopReason,
+  FolderType,
+} from '../bep/bep_pb.ts';
 import type { Compression as FrameCompression } from '../bep/frames.ts';
 
 /** What the index knows of a folder: its index ID and highest sequence, ours or a device's. */
@@ -31,11 +37,13 @@ export function clusterConfigFor(config: Configuration, peer: string, index: Ind
     .map((folder) => ({
       id: folder.id,
       label: folder.label,
-      readOnly: folder.type === 'sendonly',
+      // 1.19's read_only (true for send-only alone) is the same varint as 2.x's type SEND_ONLY, and
+      // false its SEND_RECEIVE: both read it alike. A receive-only folder's 2 would be read_only to 1.19.
+      type: folder.type === 'sendonly' ? FolderType.SEND_ONLY : FolderType.SEND_RECEIVE,
       ignorePermissions: folder.ignorePerms,
       ignoreDelete: folder.ignoreDelete,
       disableTempIndexes: folder.disableTempIndexes,
-      paused: folder.paused,
+      stopReason: folder.paused ? FolderStopReason.PAUSED : FolderStopReason.RUNNING,
       devices: folder.devices.map(({ deviceID }) => {
         const device = devices.get(deviceID);
         const { indexId, maxSequence } = index(folder.id, deviceID);
@@ -53,6 +61,15 @@ export function clusterConfigFor(config: Configuration, peer: string, index: Ind
       }),
     }));
   return create(ClusterConfigSchema, { folders });
+}
+
+/**
+ * Whether a device's folder runs there: 1.19's paused is true, 2.x's stop reason PAUSED, the same
+ * varint 1. Another stop reason (none yet) leaves it running, as 2.x reads it (bep_clusterconfig.go
+ * IsRunning).
+ */
+export function isRunning(folder: ClusterConfig['folders'][number]): boolean {
+  return folder.stopReason !== FolderStopReason.PAUSED;
 }
 
 /** The IDs of the folders this device shares with `peer`. */

@@ -304,6 +304,9 @@ export class DeviceConnections {
         deviceName: known ? (this.#deviceConfig(myId)?.name ?? '') : '',
         clientName: CLIENT_NAME,
         clientVersion: versionInfo().version,
+        // Neither 2.x's num_connections nor its timestamp: one connection per device, and a 2.x peer
+        // wants no more from a device that asks for none (connections/service.go
+        // desiredConnectionsToDevice); it takes a timestamp of 0 from the peer.
       });
     } catch (error) {
       this.#log.info(
@@ -322,6 +325,8 @@ export class DeviceConnections {
     }
     // lib/connections/service.go handle: a new connection replaces one of a worse priority, or one
     // older than 10 s; otherwise it is closed.
+    // A 2.x peer makes a second one only to a better address (one connection wanted here), and
+    // closes the worse one itself once it is taken.
     const existing = this.#connections.get(peer);
     if (existing) {
       const better = priorityOf(type) < priorityOf(existing.type);

@@ -9,7 +9,7 @@ import type { MessageOf } from '../bep/messages.ts';
 import type { EventLog } from '../events/event-log.ts';
 import type { FileRecord } from '../records/file-record.ts';
 import type { IndexDb } from '../index-db/index-db.ts';
-import { foldersSharedWith } from './cluster-config.ts';
+import { foldersSharedWith, isRunning } from './cluster-config.ts';
 
 // Syncthing's batches (lib/db/util.go): at most 1,000 files or 250 KiB of them per message.
 const BATCH_FILES = 1000;
@@ -111,7 +111,7 @@ export class IndexExchange {
     let sent = this.#peers.get(peer);
     if (!sent) this.#peers.set(peer, (sent = new Map()));
     for (const folder of config.folders) {
-      if (!shared.has(folder.id) || folder.paused) continue;
+      if (!shared.has(folder.id) || !isRunning(folder)) continue;
       const { aboutThem, aboutUs } = this.#entries(peer, folder);
       this.#adopt(peer, folder.id, aboutThem?.indexId ?? 0n);
       if (sent.has(folder.id)) continue;

@@ -75,6 +75,13 @@ export class PeerController {
     this.#options.logger.debug({ device, kind: message.kind }, `${message.kind} from ${device}`);
     switch (message.kind) {
       case 'ClusterConfig': {
+        // Syncthing 2.x marks the one on an extra connection of a device secondary: it lists no
+        // folders, and says only that the connection is ready; 2.x skips it (model.go ClusterConfig).
+        // The full one follows once that connection is the device's only one.
+        if (message.body.secondary) {
+          this.#options.logger.debug({ device }, 'a secondary ClusterConfig, skipped');
+          return;
+        }
         const problem = this.#clusterConfigProblem(message.body);
         if (problem) {
           session.close(`protocol error: ${problem}`);

@@ -3,6 +3,7 @@ import t from 'tap';
 import { FileInfoSchema, FileInfoType } from '../../../worker/bep/bep_pb.ts';
 import { fromFileInfo, toFileInfo } from '../../../worker/bep/file-info.ts';
 import type { FileRecord } from '../../../worker/records/file-record.ts';
+import { consistencyProblem } from '../../helpers/syncthing-2x.ts';
 
 const hash = Buffer.alloc(32, 7);
 const record: FileRecord = {
@@ -67,4 +68,25 @@ t.test("what breaks Syncthing's rules is named, never stored", async (t) => {
     { name: 'caf\u0065\u0301' },
     'an NFD name is a name',
   );
+});
+
+t.test("what syncd sends passes Syncthing 2.x's checks, whatever the record holds", async (t) => {
+  const kinds: Array<[string, Partial<FileRecord>]> = [
+    ['a file', {}],
+    ['an empty file, one empty block', { size: 0, blocks: [{ offset: 0, size: 0, hash, weakHash: 1 }] }],
+    ['an ignored file without blocks', { invalid: true, blocks: [] }],
+    ['a deleted file that kept its blocks', { deleted: true }],
+    // As 2.x sent it and syncd pulled it: 2.x takes 128 for a directory, but 1.19 sends 0.
+    ['a directory of the synthetic size', { type: 'directory', size: 128, blocks: [] }],
+    ['a directory with blocks', { type: 'directory', size: 4096 }],
+    ['a deleted directory', { type: 'directory', size: 0, blocks: [], deleted: true }],
+    ['a symlink with a size', { type: 'symlink', size: 7, blocks: [], symlinkTarget: 'dir/ünï' }],
+  ];
+  for (const [what, change] of kinds) {
+    const info = toFileInfo({ ...record, ...change });
+    t.equal(consistencyProblem(info), undefined, what);
+    if (info.type !== FileInfoType.FILE) t.equal(info.size, 0n, `${what}: size 0, as 1.19 sends it`);
+  }
+  const link = toFileInfo({ ...record, type: 'symlink', size: 0, blocks: [], symlinkTarget: 'dir/ünï' });
+  t.same(Buffer.from(link.symlinkTarget), Buffer.from('dir/ünï'), "a target's bytes: its UTF-8");
 });
