@@ -221,6 +221,11 @@ export class FolderDirectory {
     return readlinkSync(this.#at(base));
   }
 
+  /** A symlink's target as the bytes it is on disk. */
+  readlinkBytesSync(base: string): Buffer {
+    return readlinkSync(this.#at(base), { encoding: 'buffer' });
+  }
+
   readdir(): Promise<string[]> {
     return readdir(this.#at('.'));
   }

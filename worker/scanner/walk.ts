@@ -230,6 +230,19 @@ function entryOf(
           : undefined;
     // Sockets, pipes and devices are not synchronized, as in Syncthing.
     if (type === undefined) return undefined;
+    let symlinkTarget = '';
+    if (type === 'symlink') {
+      // Read as its bytes: one that is not UTF-8 would be sent with U+FFFD in it, another target.
+      const bytes = dir.readlinkBytesSync(base);
+      symlinkTarget = bytes.toString('utf8');
+      if (!Buffer.from(symlinkTarget, 'utf8').equals(bytes)) {
+        problems.push({
+          name,
+          error: "the symlink's target is not valid UTF-8, so it cannot be synchronized",
+        });
+        return undefined;
+      }
+    }
     return {
       name,
       type,
@@ -237,7 +250,7 @@ function entryOf(
       permissions: type === 'symlink' ? 0 : Number(stats.mode & 0o777n),
       modifiedS: Number(stats.mtimeNs / 1_000_000_000n),
       modifiedNs: Number(stats.mtimeNs % 1_000_000_000n),
-      symlinkTarget: type === 'symlink' ? dir.readlinkSync(base) : '',
+      symlinkTarget,
     };
   } catch (error) {
     // Gone between the listing and now: as if it had never been listed.

@@ -112,6 +112,19 @@ t.test('a name that is not valid UTF-8 is a problem named, and the scan goes on'
   t.equal(db.files('f').length, 1);
 });
 
+t.test('a symlink whose target is not UTF-8 is a problem named, its record kept as it was', async (t) => {
+  const { path, db, scan } = await setup(t);
+  await symlink('first', join(path, 'link'));
+  await scan();
+  await rm(join(path, 'link'));
+  // Node takes a Buffer target as its bytes; a string would be written as UTF-8.
+  await symlink(Buffer.from([0x74, 0xff, 0x2e]) as unknown as string, join(path, 'link'));
+  const result = await scan();
+  t.same(result.changes, [], 'not recorded with U+FFFD in its target, nor as deleted');
+  t.match(result.problems, [{ name: 'link', error: /target is not valid UTF-8/ }]);
+  t.match(db.file('f', 'link'), { deleted: false, symlinkTarget: 'first' });
+});
+
 t.test('a file that cannot be hashed keeps its old record and is reported', async (t) => {
   const { path, db, scan } = await setup(t);
   await writeFile(join(path, 'a'), 'one');
