@@ -641,6 +641,14 @@ export class DeviceConnections {
   }
 }
 
+/**
+ * A connected device's client as /rest/system/connections shows it: its version, after its name when it
+ * is another client than Syncthing (1.19 and 2.x alike, model.go ConnectionStats).
+ */
+export function shownVersion({ clientName, clientVersion }: Connection): string {
+  return (clientName === 'syncthing' ? clientVersion : `${clientName} ${clientVersion}`).trim();
+}
+
 function sharingChanged(from: Configuration, to: Configuration, device: string): boolean {
   const describe = (config: Configuration) =>
     JSON.stringify(

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { writeFileAtomic } from '../../shared/home.ts';
 import type { WorkerConfig } from '../config/worker-config.ts';
-import type { DeviceConnections } from '../devices/device-connections.ts';
+import { type DeviceConnections, shownVersion } from '../devices/device-connections.ts';
 import type { Discovery } from '../discovery/discovery.ts';
 import type { RelayListeners } from '../relay/relay-listeners.ts';
 import type { FolderRunner } from '../folders/folder-runner.ts';
@@ -212,7 +212,7 @@ export class EngineModel implements SyncModel {
         outBytes: connection.session.outBytes,
         startedAt: connection.startedAt,
         address: connection.address,
-        clientVersion: connection.clientVersion,
+        clientVersion: shownVersion(connection),
         type: connection.type,
         crypto: connection.crypto,
       });
