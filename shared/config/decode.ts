@@ -184,6 +184,7 @@ function prepareFolder(
       );
     }
     if (seen.has(shared.deviceID)) throw new ConfigProblem(at, `${shared.deviceID} is listed twice`);
+    shared.introducedBy = introducerAt(shared.introducedBy, `${field}.devices[${i}].introducedBy`);
     seen.add(shared.deviceID);
   });
   if (!seen.has(myId)) folder.devices.push({ deviceID: myId, introducedBy: '', encryptionPassword: '' });
@@ -221,10 +222,11 @@ function checkVersionsPath(folder: FolderConfiguration, field: string): void {
 
 function checkDevice(device: DeviceConfiguration, field: string): void {
   device.deviceID = deviceIdAt(device.deviceID, `${field}.deviceID`);
+  device.introducedBy = introducerAt(device.introducedBy, `${field}.introducedBy`);
   oneOf(device.compression, `${field}.compression`, ['metadata', 'always', 'never']);
   device.addresses.forEach((address, i) => {
     if (address === 'dynamic') return;
-    if (!/^(tcp[46]?|quic[46]?|relay):\/\/\S+$/.test(address)) {
+    if (!isDeviceAddress(address)) {
       throw new ConfigProblem(
         `${field}.addresses[${i}]`,
         `"${address}" is neither "dynamic" nor an address such as tcp://192.0.2.1:22000`,
@@ -240,6 +242,11 @@ function checkDevice(device: DeviceConfiguration, field: string): void {
       );
     }
   });
+}
+
+/** Whether `address` is one a device's `addresses` may hold besides `dynamic`: tcp://HOST:PORT and the like. */
+export function isDeviceAddress(address: string): boolean {
+  return /^(tcp[46]?|quic[46]?|relay):\/\/\S+$/.test(address);
 }
 
 function checkGui(gui: Configuration['gui']): void {
@@ -296,6 +303,11 @@ function deviceIdAt(text: string, field: string): string {
   const problem = deviceIdProblem(text);
   if (problem) throw new ConfigProblem(field, `"${text}" is not a device ID: ${problem}`);
   return canonicalDeviceId(text);
+}
+
+// Syncthing reads introducedBy as a device ID, the empty one standing for none.
+function introducerAt(text: string, field: string): string {
+  return text === '' ? '' : deviceIdAt(text, field);
 }
 
 function list(value: unknown, field: string): unknown[] {

@@ -81,7 +81,7 @@ export const FOLDER_FIELDS: Table<typeof FOLDER_DEFAULTS> = {
 
 export const FOLDER_DEVICE_FIELDS: Table<typeof FOLDER_DEVICE> = {
   deviceID: acts(),
-  introducedBy: refused(`introducers are ${network}`),
+  introducedBy: acts('the introducer that shared the folder with the device'),
   encryptionPassword: refused('syncd does not share encrypted folders'),
 };
 
@@ -91,12 +91,12 @@ export const DEVICE_FIELDS: Table<typeof DEVICE_DEFAULTS> = {
   addresses: acts('tcp:// and relay:// addresses, and "dynamic"'),
   compression: acts(),
   certName: acts(),
-  introducer: refused(`introducers are ${network}`),
-  skipIntroductionRemovals: refused(`introducers are ${network}`),
-  introducedBy: refused(`introducers are ${network}`),
+  introducer: acts('only for folders shared with the introducer'),
+  skipIntroductionRemovals: acts(),
+  introducedBy: acts(),
   paused: acts(),
   allowedNetworks: acts('networks (CIDR, ! to refuse one) the device may connect from and is dialed at'),
-  autoAcceptFolders: refused(network),
+  autoAcceptFolders: acts('under defaults.folder.path, which must be set; not encrypted folders'),
   maxSendKbps: acts('KiB/s, as Syncthing reads it; 0: none'),
   maxRecvKbps: acts('KiB/s, as Syncthing reads it; 0: none'),
   ignoredFolders: acts(),
@@ -163,7 +163,7 @@ export const OPTIONS_FIELDS: Table<typeof OPTIONS_DEFAULTS> = {
   minHomeDiskFree: acts(),
   releasesURL: refused(noUpgrades),
   alwaysLocalNets: acts('networks (CIDR) counted as the LAN for limitBandwidthInLan'),
-  overwriteRemoteDeviceNamesOnConnect: refused(network),
+  overwriteRemoteDeviceNamesOnConnect: acts(),
   tempIndexMinBlocks: refused('syncd sends no temporary indexes'),
   unackedNotificationIDs: stored("the notifications Syncthing's GUI has yet to show"),
   trafficClass: refused("Node.js cannot set a socket's traffic class (IP_TOS)"),

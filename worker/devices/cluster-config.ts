@@ -56,7 +56,7 @@ export function clusterConfigFor(config: Configuration, peer: string, index: Ind
           maxSequence,
           introducer: device?.introducer ?? false,
           indexId,
-          skipIntroductionRemovals: device?.skipIntroductionRemovals ?? false,
+          // Syncthing 1.19's generateClusterConfig leaves skip_introduction_removals unset.
         };
       }),
     }));
@@ -70,6 +70,20 @@ export function clusterConfigFor(config: Configuration, peer: string, index: Ind
  */
 export function isRunning(folder: ClusterConfig['folders'][number]): boolean {
   return folder.stopReason !== FolderStopReason.PAUSED;
+}
+
+/** A folder as a device's ClusterConfig offers it. */
+export type OfferedFolder = ClusterConfig['folders'][number];
+
+/** A folder as Syncthing names it in its log lines (protocol.Folder Description): "label" (id). */
+export function folderDescription(folder: { id: string; label: string }): string {
+  return folder.label === '' ? folder.id : `${JSON.stringify(folder.label)} (${folder.id})`;
+}
+
+/** Whether an offered folder carries an encryption password token for `device` (its data encrypted). */
+export function encryptedFor(folder: OfferedFolder, device: string): boolean {
+  const raw = rawDeviceId(device);
+  return folder.devices.some((entry) => raw.equals(entry.id) && entry.encryptionPasswordToken.length > 0);
 }
 
 /** The IDs of the folders this device shares with `peer`. */

@@ -454,6 +454,26 @@ export class DeviceConnections {
       `connected to ${device} at ${connection.address} (${connection.type}, ${connection.crypto}); its client is ${connection.clientName} ${connection.clientVersion}, named ${JSON.stringify(connection.deviceName)}`,
     );
     session.onEnd((end) => this.#disconnected(connection, end));
+    this.#adoptName(device, connection.deviceName);
+  }
+
+  // Syncthing's AddConnection: a device configured without a name takes the one its Hello gives, and
+  // with options.overwriteRemoteDeviceNamesOnConnect every device does.
+  #adoptName(device: string, name: string): void {
+    const entryToName = (config: Configuration) => {
+      const entry = config.devices.find((known) => known.deviceID === device);
+      const wanted = entry?.name === '' || config.options.overwriteRemoteDeviceNamesOnConnect;
+      return entry && wanted && name !== '' && entry.name !== name ? entry : undefined;
+    };
+    if (!entryToName(this.#config)) return;
+    this.#options.config
+      .change((draft) => {
+        const entry = entryToName(draft);
+        if (entry) entry.name = name;
+      })
+      .catch((error: Error) =>
+        this.#log.warn({ device, err: error }, `the name of ${device} could not be saved: ${error.message}`),
+      );
   }
 
   #disconnected(connection: Connection, end: SessionEnd): void {

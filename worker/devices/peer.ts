@@ -1,5 +1,5 @@
 import { create } from '@bufbuild/protobuf';
-import type { Configuration } from '../../shared/config/defaults.ts';
+import type { Configuration, DeviceConfiguration } from '../../shared/config/defaults.ts';
 import { deviceIdFromRaw, rawDeviceId } from '../../shared/device-id.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { ErrorCode, ResponseSchema } from '../bep/bep_pb.ts';
@@ -9,7 +9,9 @@ import type { WorkerConfig } from '../config/worker-config.ts';
 import type { EventLog } from '../events/event-log.ts';
 import { MAX_BLOCK_SIZE } from '../records/blocks.ts';
 import type { BlockServer } from './block-server.ts';
+import { autoAcceptFolders } from './auto-accept.ts';
 import { clusterConfigFor, foldersSharedWith, type IndexState } from './cluster-config.ts';
+import { introduceFrom } from './introductions.ts';
 import type { IndexExchange, IndexPeer } from './index-exchange.ts';
 import type { PendingFolders } from './pending-folders.ts';
 
@@ -88,9 +90,7 @@ export class PeerController {
           return;
         }
         this.#options.events.log('ClusterConfigReceived', { device });
-        this.#options.pendingFolders.offered(device, message.body.folders, this.#config);
-        this.#options.exchange?.clusterConfig(this.#indexPeer, message.body);
-        return;
+        return this.#clusterConfig(message.body);
       }
       case 'Index':
       case 'IndexUpdate': {
@@ -130,6 +130,33 @@ export class PeerController {
       case 'Close':
         return;
     }
+  }
+
+  // Syncthing's order (model.go ClusterConfig): folders auto-accepted first, and waited for, so that
+  // they exist when their indexes are exchanged; then what stays offered is pending, the indexes go
+  // out, and an introducer's word is taken. The next message is read once all that is done.
+  async #clusterConfig(body: MessageOf<'ClusterConfig'>): Promise<void> {
+    const device = this.#device;
+    const context = { config: this.#options.config, myId: this.#options.myId, logger: this.#options.logger };
+    const failed = (what: string) => (error: Error) =>
+      this.#options.logger.warn({ device, err: error }, `${what} from ${device} failed: ${error.message}`);
+    if (this.#deviceConfig?.autoAcceptFolders)
+      await autoAcceptFolders(context, device, body.folders).catch(failed('auto-accepting folders'));
+    if (this.#session.ended) return;
+    this.#options.pendingFolders.offered(device, body.folders, this.#config);
+    this.#options.exchange?.clusterConfig(this.#indexPeer, body);
+    if (!this.#deviceConfig?.introducer) return;
+    let said: string[] = [];
+    await this.#options.config
+      .change((draft) => {
+        said = introduceFrom(draft, device, body.folders, this.#options.myId);
+      })
+      .then(() => said.forEach((line) => this.#options.logger.info({ device }, line)))
+      .catch(failed('introductions'));
+  }
+
+  get #deviceConfig(): DeviceConfiguration | undefined {
+    return this.#config.devices.find((entry) => entry.deviceID === this.#device);
   }
 
   #clusterConfigProblem(config: MessageOf<'ClusterConfig'>): string | undefined {

@@ -1,12 +1,8 @@
 import type { Configuration } from '../../shared/config/defaults.ts';
-import { rawDeviceId } from '../../shared/device-id.ts';
-import type { MessageOf } from '../bep/messages.ts';
 import type { EventLog } from '../events/event-log.ts';
 import type { PendingFolder } from '../index-db/index-db.ts';
-import { foldersSharedWith } from './cluster-config.ts';
+import { encryptedFor, foldersSharedWith, type OfferedFolder } from './cluster-config.ts';
 import type { DeviceStore } from './device-store.ts';
-
-type OfferedFolder = MessageOf<'ClusterConfig'>['folders'][number];
 
 /** Folders kept as pending at most, from one device and in all (Syncthing keeps every one). */
 export const MAX_PER_DEVICE = 1000;
@@ -59,8 +55,6 @@ export class PendingFolders {
     let room = MAX_PENDING - (pending.length - expired.size);
     // Syncthing's times here are whole seconds.
     const time = new Date(Math.floor(Date.now() / 1000) * 1000).toISOString().replace('.000Z', 'Z');
-    const mine = rawDeviceId(this.#myId);
-    const theirs = rawDeviceId(device);
     const added = [];
     const entries: PendingFolder[] = [];
     for (const folder of folders) {
@@ -68,15 +62,13 @@ export class PendingFolders {
       if (entries.length >= MAX_PER_DEVICE || room <= 0) break;
       room -= 1;
       expired.delete(folder.id);
-      const encrypted = (id: Buffer) =>
-        folder.devices.some((entry) => id.equals(entry.id) && entry.encryptionPasswordToken.length > 0);
       const entry = {
         folder: folder.id,
         device,
         time,
         label: folder.label,
-        receiveEncrypted: encrypted(mine),
-        remoteEncrypted: encrypted(theirs),
+        receiveEncrypted: encryptedFor(folder, this.#myId),
+        remoteEncrypted: encryptedFor(folder, device),
       };
       entries.push(entry);
       added.push({

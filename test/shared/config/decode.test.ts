@@ -97,3 +97,20 @@ t.test('prepare refuses what Syncthing would quietly drop', async (t) => {
     );
   }
 });
+
+t.test('introducedBy is a device ID, or empty for none', async (t) => {
+  const [introducer, peer] = [newDeviceId(), newDeviceId()];
+  const input = (by: string) => ({
+    gui: { apiKey: testApiKey },
+    devices: [{ deviceID: introducer }, { deviceID: peer, introducedBy: by }],
+    folders: [{ id: 'f', path: '/tmp/f', devices: [{ deviceID: peer, introducedBy: by }] }],
+  });
+  const loose = introducer.replace(/-/g, '').toLowerCase();
+  const config = decodeConfiguration(input(loose), testDeviceId, 'here');
+  t.equal(config.devices.find((d) => d.deviceID === peer)?.introducedBy, introducer, 'canonical');
+  t.equal(config.folders[0]?.devices.find((d) => d.deviceID === peer)?.introducedBy, introducer);
+  t.throws(() => decodeConfiguration(input('nobody'), testDeviceId, 'here'), {
+    name: 'ConfigProblem',
+    message: /^devices\[\d\]\.introducedBy: "nobody" is not a device ID/,
+  });
+});

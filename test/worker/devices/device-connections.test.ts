@@ -15,6 +15,7 @@ import { recordingLogger } from '../../helpers/app.ts';
 import { localConfig, testConfiguration } from '../../helpers/config.ts';
 import { newTestDevice, type TestDevice } from '../../helpers/device.ts';
 import { pollUntil } from '../../helpers/syncthing.ts';
+import { join } from 'node:path';
 
 const quick = { pingEveryMs: 60_000, receiveTimeoutMs: 120_000, helloTimeoutMs: 2000 };
 
@@ -24,8 +25,9 @@ async function side(
   device: TestDevice,
   devices: Array<Record<string, unknown>>,
   folders: Array<Record<string, unknown>> = [],
+  rest: Record<string, unknown> = {},
 ) {
-  const local = localConfig(testConfiguration({ devices, folders }, device.id), device.id);
+  const local = localConfig(testConfiguration({ ...rest, devices, folders }, device.id), device.id);
   const events = new EventLog();
   const subscription = events.subscription(EventLog.defaultTypes);
   const { logger, warnings } = recordingLogger();
@@ -126,6 +128,90 @@ t.test('a device connecting from outside its allowedNetworks is refused, and not
   });
   await pollUntil('connected once allowed', async () => sideB.connections.connections.get(a.id));
 });
+
+t.test(
+  'a device takes the name its Hello gives when it has none, or with overwriteRemoteDeviceNamesOnConnect',
+  async (t) => {
+    const [a, b, c] = [await newTestDevice(), await newTestDevice(), await newTestDevice()];
+    const others = [{ deviceID: a.id }, { deviceID: b.id, name: 'B', addresses: ['dynamic'] }];
+    const sideB = await side(t, b, others);
+    const sideC = await side(t, c, [{ deviceID: a.id }, { deviceID: c.id, name: 'C' }]);
+    const sideA = await side(t, a, [
+      { deviceID: b.id, addresses: [sideB.address] },
+      { deviceID: c.id, name: 'my name for C', addresses: [sideC.address] },
+    ]);
+    sideA.connections.start();
+    const nameOf = (id: string) => sideA.local.config.current.devices.find((d) => d.deviceID === id)?.name;
+    await pollUntil('B named', async () => nameOf(b.id) === 'B');
+    await pollUntil('C connected', async () => sideA.connections.connections.get(c.id));
+    t.equal(nameOf(c.id), 'my name for C', 'a name given is kept');
+    await sideA.local.config.change((draft) => {
+      draft.options.overwriteRemoteDeviceNamesOnConnect = true;
+    });
+    sideA.connections.connections.get(c.id)?.session.close('again');
+    await pollUntil('C renamed on its next connection', async () => nameOf(c.id) === 'C');
+    t.pass('renamed');
+  },
+);
+
+t.test(
+  'folders offered by an auto-accepting introducer are accepted, its devices introduced, and removed',
+  async (t) => {
+    const [a, b] = [await newTestDevice(), await newTestDevice()];
+    const elsewhere = await newTestDevice();
+    const offered = (devices: string[]) => ({
+      id: 'offered-id',
+      label: 'Offered/../x',
+      path: t.testdir(),
+      devices: devices.map((deviceID) => ({ deviceID })),
+    });
+    const sideB = await side(
+      t,
+      b,
+      [{ deviceID: a.id }, { deviceID: elsewhere.id, name: 'E', addresses: ['tcp://127.0.0.1:1'] }],
+      [offered([a.id, elsewhere.id])],
+    );
+    const base = t.testdir();
+    const sideA = await side(
+      t,
+      a,
+      [{ deviceID: b.id, addresses: [sideB.address], autoAcceptFolders: true, introducer: true }],
+      [],
+      { defaults: { folder: { path: base } } },
+    );
+    sideA.connections.start();
+    const folder = () => sideA.local.config.current.folders.find((f) => f.id === 'offered-id');
+    const introduced = () => sideA.local.config.current.devices.find((d) => d.deviceID === elsewhere.id);
+    await pollUntil('accepted and introduced', async () => folder() && introduced());
+    t.match(folder(), { label: 'Offered/../x', path: join(base, 'Offered .. x') });
+    t.match(introduced(), { name: 'E', addresses: ['dynamic', 'tcp://127.0.0.1:1'], introducedBy: b.id });
+    const shares = folder()?.devices.map((d) => `${d.deviceID} by ${d.introducedBy || 'the user'}`);
+    t.same(
+      shares?.sort(),
+      [`${a.id} by the user`, `${b.id} by the user`, `${elsewhere.id} by ${b.id}`].sort(),
+      'shared with B, and with the device B introduced',
+    );
+    await pollUntil('the folder shared back: B has a ClusterConfig offering it', async () => {
+      const received = (await sideB.subscription.since(0, 0)).filter(
+        (e) => e.type === 'ClusterConfigReceived',
+      );
+      return received.length >= 2;
+    });
+    t.same(sideA.connections.pendingFolders.list(), {}, 'nothing pending');
+    // B stops sharing the folder with the other device: A follows.
+    await sideB.local.config.change((draft) => {
+      for (const f of draft.folders) f.devices = f.devices.filter((d) => d.deviceID !== elsewhere.id);
+    });
+    await pollUntil('the introduced device removed', async () => !introduced());
+    t.same(
+      folder()
+        ?.devices.map((d) => d.deviceID)
+        .sort(),
+      [a.id, b.id].sort(),
+      'and its share',
+    );
+  },
+);
 
 t.test(
   'whatever a peer sends that breaks the protocol closes its connection only, with the reason',
