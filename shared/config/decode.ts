@@ -277,7 +277,6 @@ function checkOptions(options: Configuration['options']): void {
     'reconnectionIntervalS',
     'localAnnouncePort',
     'keepTemporariesH',
-    'maxFolderConcurrency',
     'relayReconnectIntervalM',
     'connectionLimitEnough',
     'connectionLimitMax',

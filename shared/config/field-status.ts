@@ -168,7 +168,7 @@ export const OPTIONS_FIELDS: Table<typeof OPTIONS_DEFAULTS> = {
   unackedNotificationIDs: stored("the notifications Syncthing's GUI has yet to show"),
   trafficClass: refused("Node.js cannot set a socket's traffic class (IP_TOS)"),
   setLowPriority: acts(),
-  maxFolderConcurrency: refused(network),
+  maxFolderConcurrency: acts('0: as many as CPUs; negative: no limit'),
   crURL: refused(noReports),
   crashReportingEnabled: refused(noReports),
   stunKeepaliveStartS: refused(noNat),

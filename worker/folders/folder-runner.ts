@@ -18,6 +18,7 @@ import { OwnWrites } from './own-writes.ts';
 import { PullPriority } from '../sync/pull-priority.ts';
 import { DEFAULT_PULL_PAUSE_MS, PullRetry } from './pull-retry.ts';
 import { versionerFor } from '../versioning/for-folder.ts';
+import type { IoLimiter } from './io-limiter.ts';
 import type { Versioner } from '../versioning/versioner.ts';
 import {
   adoptEqualVersions,
@@ -26,8 +27,17 @@ import {
   revertLocalChanges,
 } from '../sync/folder-types.ts';
 
-/** Syncthing's folder states (st:lib/model/folderstate.go), as far as a folder without peers has them. */
-export type FolderState = 'idle' | 'scan-waiting' | 'scanning' | 'syncing' | 'cleaning' | 'error' | 'paused';
+/** Syncthing's folder states (st:lib/model/folderstate.go), but sync-preparing. */
+export type FolderState =
+  | 'idle'
+  | 'scan-waiting'
+  | 'scanning'
+  | 'sync-waiting'
+  | 'syncing'
+  | 'clean-waiting'
+  | 'cleaning'
+  | 'error'
+  | 'paused';
 
 // Syncthing's words for a folder whose disk is not there: nothing is scanned, nothing deleted.
 export const PATH_MISSING = 'folder path missing';
@@ -55,6 +65,8 @@ export interface FolderRunnerOptions {
   onLocalUpdate?: (folder: string, records: FileRecord[]) => void;
   /** How long temporary files of pulls are kept (options.keepTemporariesH): older ones go at scans. */
   keepTemporariesH?: () => number;
+  /** The turns all folders share for scans, pulls and cleanouts (options.maxFolderConcurrency). */
+  limiter?: IoLimiter;
   /** Why the home's disk has too little space for the folders to go on (minHomeDiskFree), if it has. */
   homeSpace?: () => Promise<string | undefined>;
   /**
@@ -371,7 +383,6 @@ export class FolderRunner {
    * came out of an error.
    */
   async #scanOnce(under: string[] | undefined): Promise<boolean> {
-    const { db, hasher, events, shortId, logger } = this.#options;
     const problem = (await this.#homeSpace()) ?? (await this.#checkPath());
     if (problem) {
       if (!this.#stopped) this.#failHealth(problem);
@@ -380,6 +391,17 @@ export class FolderRunner {
     const wasInError = this.#state === 'error' || this.#error !== undefined;
     this.#error = undefined;
     this.#unhealthy = false;
+    const release = await this.#turn('scan-waiting');
+    if (!release) return false;
+    try {
+      return await this.#scanTurn(under, wasInError);
+    } finally {
+      release();
+    }
+  }
+
+  async #scanTurn(under: string[] | undefined, wasInError: boolean): Promise<boolean> {
+    const { db, hasher, events, shortId, logger } = this.#options;
     this.#setState('scanning');
     const folder = {
       ...this.#config,
@@ -529,16 +551,22 @@ export class FolderRunner {
     this.#options.onLocalUpdate?.(this.id, records);
   }
 
-  #change(make: () => Promise<FolderChange>, state?: FolderState): Promise<void> {
+  #change(
+    make: () => Promise<FolderChange>,
+    state?: PendingChange['state'],
+    waiting?: PendingChange['waiting'],
+  ): Promise<void> {
     if (this.#stopped) return Promise.reject(new Error(`folder ${this.id} is stopping`));
     return new Promise((resolve, reject) => {
-      this.#changes.push({ make, state, done: (error) => (error ? reject(error) : resolve()) });
+      this.#changes.push({ make, state, waiting, done: (error) => (error ? reject(error) : resolve()) });
       this.#running ??= this.#run();
     });
   }
 
   async #changeOnce(change: PendingChange): Promise<void> {
     const { db, logger } = this.#options;
+    const release = change.waiting ? await this.#turn(change.waiting) : () => {};
+    if (!release) return change.done(new Error(`folder ${this.id} is stopping`));
     this.#setState(change.state ?? 'scanning');
     try {
       const { records, problems } = await change.make();
@@ -548,6 +576,8 @@ export class FolderRunner {
       change.done();
     } catch (error) {
       change.done(error as Error);
+    } finally {
+      release();
     }
     // A folder that cannot go on (its disk, its path) stays in error: the change does not hide it.
     this.#setState(this.#error ? 'error' : 'idle');
@@ -569,6 +599,9 @@ export class FolderRunner {
       this.#failHealth(space);
       return;
     }
+    // Send-only folders never pull here: what they do instead takes no turn, as in Syncthing.
+    const release = await this.#turn('sync-waiting');
+    if (!release) return;
     const started = Date.now();
     let failed: boolean;
     const { id, ignorePerms, ignoreDelete, label, maxConflicts, order, markerName, minDiskFree } =
@@ -616,6 +649,7 @@ export class FolderRunner {
       logger.error({ err: error, folder: id }, `folder ${id}: pull failed: ${(error as Error).message}`);
     } finally {
       this.#ownWrites.ended();
+      release();
     }
     if (this.#stopped) return;
     if (failed) this.#retryLater(this.#pullRetry.failed(Date.now() - started, retry));
@@ -692,6 +726,18 @@ export class FolderRunner {
     }
   }
 
+  /**
+   * A turn of the limiter all folders share (maxFolderConcurrency), waited for in the state `waiting`
+   * as Syncthing's folder waits (lib/model/folder.go): what gives it back, or undefined if the folder
+   * stopped first.
+   */
+  async #turn(waiting: FolderState): Promise<(() => void) | undefined> {
+    this.#setState(waiting);
+    const { limiter } = this.#options;
+    if (!limiter) return () => {};
+    return limiter.take(this.#abort.signal).catch(() => undefined);
+  }
+
   #setState(state: FolderState): void {
     if (state === this.#state) return;
     const now = new Date();
@@ -718,10 +764,15 @@ export class FolderRunner {
         if (this.#config.paused || !this.versioner) return this.#scheduleCleanup();
         const versioner = this.versioner;
         const { id } = this.#config;
-        void this.#change(async () => {
-          await versioner.clean();
-          return { records: [], problems: [] };
-        }, 'cleaning')
+        void this.#change(
+          async () => {
+            await versioner.clean();
+            return { records: [], problems: [] };
+          },
+          'cleaning',
+          // After a turn of the limiter, as Syncthing's cleanout waits for one (lib/model/folder.go).
+          'clean-waiting',
+        )
           .catch((error: Error) => {
             if (this.#stopped) return;
             this.#options.logger.warn(
@@ -820,6 +871,8 @@ interface PendingChange {
   make: () => Promise<FolderChange>;
   /** What the folder is doing meanwhile (default scanning: an override or a revert). */
   state?: FolderState;
+  /** The state while it waits for a turn of the folders' limiter; none is taken without one. */
+  waiting?: FolderState;
   done: (error?: Error) => void;
 }
 

@@ -1,6 +1,7 @@
 import type { Configuration, FolderConfiguration } from '../../shared/config/defaults.ts';
 import type { WorkerConfig } from '../config/worker-config.ts';
 import { FolderRunner, type FolderRunnerOptions } from './folder-runner.ts';
+import { folderConcurrency, IoLimiter } from './io-limiter.ts';
 
 /**
  * Every folder of the configuration, run by the worker that holds the service: started with it,
@@ -11,9 +12,12 @@ export class Folders {
   readonly #runners = new Map<string, FolderRunner>();
   readonly #options: FolderRunnerOptions & { config: WorkerConfig };
   #unsubscribe: (() => void) | undefined;
+  /** The turns the folders take to scan, pull and clean (options.maxFolderConcurrency), one for all. */
+  readonly limiter: IoLimiter;
 
-  constructor(options: FolderRunnerOptions & { config: WorkerConfig }) {
-    this.#options = options;
+  constructor(options: Omit<FolderRunnerOptions, 'limiter'> & { config: WorkerConfig }) {
+    this.limiter = new IoLimiter(folderConcurrency(options.config.current.options.maxFolderConcurrency));
+    this.#options = { ...options, limiter: this.limiter };
   }
 
   start(): void {
@@ -44,6 +48,8 @@ export class Folders {
   }
 
   async #changed(_from: Configuration, to: Configuration): Promise<void> {
+    // Syncthing sets the new capacity as it commits a configuration (lib/model/model.go).
+    this.limiter.capacity = folderConcurrency(to.options.maxFolderConcurrency);
     const wanted = new Map(to.folders.map((folder) => [folder.id, folder]));
     for (const [id, runner] of this.#runners) {
       if (wanted.has(id)) continue;
