@@ -176,7 +176,7 @@ export const OPTIONS_FIELDS: Table<typeof OPTIONS_DEFAULTS> = {
   stunServers: refused(noNat),
   databaseTuning: refused(noTuning),
   maxConcurrentIncomingRequestKiB: acts(),
-  announceLANAddresses: refused(network),
+  announceLANAddresses: acts('false: global discovery announces no LAN address; local discovery all'),
   sendFullIndexOnUpgrade: refused(noUpgrades),
   featureFlags: refused('syncd has no feature flags'),
   connectionLimitEnough: acts('no device dialed once this many are connected; 0: no limit'),

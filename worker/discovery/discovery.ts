@@ -1,5 +1,6 @@
 import type { Configuration } from '../../shared/config/defaults.ts';
 import type { SyncListening } from '../../shared/ipc/protocol.ts';
+import { type Interfaces, listenerAddresses } from '../../shared/listener-addresses.ts';
 import type { Logger } from '../../shared/logger.ts';
 import type { DeviceCredentials } from '../bep/tls-options.ts';
 import type { WorkerConfig } from '../config/worker-config.ts';
@@ -14,6 +15,8 @@ export interface DiscoveryOptions {
   config: WorkerConfig;
   /** Where the sync listener is bound, as the supervisor says. */
   listening: () => SyncListening;
+  /** This machine's network interfaces (os.networkInterfaces), whose LAN addresses are announced. */
+  interfaces?: () => Interfaces;
   /** A flag's word on local and global discovery, over the configuration's; null: not given. */
   announce: { local: boolean | null; global: boolean | null };
   events: EventLog;
@@ -93,11 +96,15 @@ export class Discovery {
     this.#global = undefined;
   }
 
-  /** The addresses this device announces: where its sync listener is bound. */
-  #announced(): string[] {
-    return Object.values(this.#options.listening())
-      .map(({ bound }) => bound)
-      .filter((bound): bound is string => bound !== null);
+  /**
+   * The addresses this device announces: where its sync listener is bound, with its LAN addresses
+   * (see shared/listener-addresses.ts). Syncthing's local discovery announces them all, its global
+   * discovery leaves the LAN ones out when options.announceLANAddresses is false (lib/discover/local.go,
+   * global.go), read at each announcement.
+   */
+  #announced(kind: 'local' | 'global'): string[] {
+    const lan = kind === 'local' || this.#options.config.current.options.announceLANAddresses;
+    return listenerAddresses(this.#options.listening(), lan, this.#options.interfaces?.());
   }
 
   #record(device: string, source: 'local' | 'global' | 'hint', addresses: string[], ttlMs: number): void {
@@ -124,7 +131,7 @@ export class Discovery {
         myId,
         port: to.options.localAnnouncePort,
         multicastAddress: to.options.localAnnounceMCAddr,
-        addresses: () => this.#announced(),
+        addresses: () => this.#announced('local'),
         found: (device, addresses) => this.#record(device, 'local', addresses, LOCAL_TTL_MS),
         logger,
       });
@@ -146,7 +153,7 @@ export class Discovery {
       this.#global = new GlobalDiscovery({
         servers,
         credentials,
-        addresses: () => this.#announced(),
+        addresses: () => this.#announced('global'),
         logger,
       });
       this.#global.start();

@@ -15,6 +15,7 @@ import { versionInfo } from '../../../shared/version.ts';
 import type { WorkerConfig } from '../../config/worker-config.ts';
 import { emptyErrorText, invalidQuery, noSuch, notImplemented, upgradeUnsupported } from '../http-errors.ts';
 import { formatSyncUrl, parseSyncUrl } from '../../../shared/sync-url.ts';
+import { lanAddresses, wanAddresses } from '../../../shared/listener-addresses.ts';
 import { heldModel } from './held-model.ts';
 import { checkedDeviceId } from './config.ts';
 import { browse } from './browse.ts';
@@ -297,7 +298,11 @@ function connectionServiceStatus(listening: SyncListening) {
   return Object.fromEntries(
     Object.entries(listening).map(([url, { bound, error }]) => [
       url,
-      { error, lanAddresses: bound ? [bound] : [], wanAddresses: bound ? [bound] : [] },
+      {
+        error,
+        lanAddresses: bound ? lanAddresses(bound) : [],
+        wanAddresses: bound ? wanAddresses(bound) : [],
+      },
     ]),
   );
 }
