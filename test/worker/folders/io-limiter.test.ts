@@ -56,90 +56,97 @@ t.test('turns go in order, a capacity of 0 is no limit, and a waiter can give up
   t.equal(limiter.held, 0);
 });
 
-t.test('with maxFolderConcurrency 1, one folder scans while the other waits in scan-waiting', async (t) => {
-  const { folders, events, db, config } = await twoFolders(t, 1);
-  const held = await folders.limiter.take();
-  folders.start();
-  await until(() => folders.limiter.waiting === 2);
-  const [a, b] = [folders.get('a'), folders.get('b')];
-  t.same([a?.state, b?.state], ['scan-waiting', 'scan-waiting'], 'both wait while the test holds the turn');
-  t.equal(a && folderSummary(a, db).state, 'scan-waiting', '/rest/db/status says so');
-  held();
-  await Promise.all([until(() => scanned(events, 'a')), until(() => scanned(events, 'b'))]);
-  const changes = await states(events);
-  const [first, second] = changes.find((e) => e.to === 'scanning')?.folder === 'a' ? ['a', 'b'] : ['b', 'a'];
-  t.same(
-    changes.filter((e) => e.from === 'scanning' || e.to === 'scanning').map((e) => `${e.folder}:${e.to}`),
-    [`${first}:scanning`, `${first}:idle`, `${second}:scanning`, `${second}:idle`],
-    'one scan after the other',
-  );
+t.test('folders take turns of one limiter', async (t) => {
+  // One hashing thread for these tests: a thread's start costs more than their scans.
+  const hasher = new HasherPool(1);
+  t.teardown(() => hasher.close());
 
-  // A live change: with the test holding the only turn, both scans go on once there is no limit.
-  const again = await folders.limiter.take();
-  const rescans = [a?.scan(), b?.scan()];
-  await until(() => folders.limiter.waiting === 2);
-  await config.change((draft) => {
-    draft.options.maxFolderConcurrency = -1;
-  });
-  t.equal(folders.limiter.capacity, 0, 'the limiter has the new capacity');
-  let scannedBoth = false;
-  void Promise.all(rescans).then(() => (scannedBoth = true));
-  await until(() => scannedBoth);
-  t.pass('both scanned while the test still held its turn');
-  again();
-});
+  t.test('with maxFolderConcurrency 1, one folder scans while the other waits in scan-waiting', async (t) => {
+    const { folders, events, db, config } = await twoFolders(t, hasher, 1);
+    const held = await folders.limiter.take();
+    folders.start();
+    await until(() => folders.limiter.waiting === 2);
+    const [a, b] = [folders.get('a'), folders.get('b')];
+    t.same([a?.state, b?.state], ['scan-waiting', 'scan-waiting'], 'both wait while the test holds the turn');
+    t.equal(a && folderSummary(a, db).state, 'scan-waiting', '/rest/db/status says so');
+    held();
+    await Promise.all([until(() => scanned(events, 'a')), until(() => scanned(events, 'b'))]);
+    const changes = await states(events);
+    const [first, second] =
+      changes.find((e) => e.to === 'scanning')?.folder === 'a' ? ['a', 'b'] : ['b', 'a'];
+    t.same(
+      changes.filter((e) => e.from === 'scanning' || e.to === 'scanning').map((e) => `${e.folder}:${e.to}`),
+      [`${first}:scanning`, `${first}:idle`, `${second}:scanning`, `${second}:idle`],
+      'one scan after the other',
+    );
 
-t.test('a folder whose pull waits for a turn is in sync-waiting', async (t) => {
-  const started: string[] = [];
-  const ends: Record<string, () => void> = {};
-  // A pull that lasts until the test ends it, or the folder stops.
-  const { folders, events, db } = await twoFolders(t, 1, (folder, signal) => {
-    started.push(folder.id);
-    return new Promise((resolve) => {
-      ends[folder.id] = () => resolve({ pulled: 0, problems: [], toScan: [] });
-      signal.addEventListener('abort', () => ends[folder.id]?.());
+    // A live change: with the test holding the only turn, both scans go on once there is no limit.
+    const again = await folders.limiter.take();
+    const rescans = [a?.scan(), b?.scan()];
+    await until(() => folders.limiter.waiting === 2);
+    await config.change((draft) => {
+      draft.options.maxFolderConcurrency = -1;
     });
+    t.equal(folders.limiter.capacity, 0, 'the limiter has the new capacity');
+    let scannedBoth = false;
+    void Promise.all(rescans).then(() => (scannedBoth = true));
+    await until(() => scannedBoth);
+    t.pass('both scanned while the test still held its turn');
+    again();
   });
-  folders.start();
-  const [a, b] = [folders.get('a'), folders.get('b')];
-  await Promise.all([a?.scan(), b?.scan()]);
-  a?.pullSoon();
-  await until(() => started.length === 1);
-  b?.pullSoon();
-  await until(() => folders.limiter.waiting === 1);
-  t.same([a?.state, b?.state], ['syncing', 'sync-waiting'], 'b waits while a pulls');
-  t.equal(b && folderSummary(b, db).state, 'sync-waiting', '/rest/db/status says so');
-  t.same(started, ['a'], 'b has not begun');
-  ends.a?.();
-  await until(() => started.length === 2);
-  t.equal(b?.state, 'syncing', "b pulls once a's turn is given back");
-  ends.b?.();
-  await until(() => b?.state === 'idle');
-  t.same(
-    (await states(events))
-      .filter((e) => e.folder === 'b')
-      .slice(-3)
-      .map((e) => e.to),
-    ['sync-waiting', 'syncing', 'idle'],
-    'StateChanged tells the wait',
-  );
-});
 
-t.test("a folder's versions' cleanout waits for a turn in clean-waiting", async (t) => {
-  const { folders } = await twoFolders(t, 1, undefined, {
-    type: 'trashcan',
-    cleanupIntervalS: 1,
-    params: { cleanoutDays: '1' },
+  t.test('a folder whose pull waits for a turn is in sync-waiting', async (t) => {
+    const started: string[] = [];
+    const ends: Record<string, () => void> = {};
+    // A pull that lasts until the test ends it, or the folder stops.
+    const { folders, events, db } = await twoFolders(t, hasher, 1, (folder, signal) => {
+      started.push(folder.id);
+      return new Promise((resolve) => {
+        ends[folder.id] = () => resolve({ pulled: 0, problems: [], toScan: [] });
+        signal.addEventListener('abort', () => ends[folder.id]?.());
+      });
+    });
+    folders.start();
+    const [a, b] = [folders.get('a'), folders.get('b')];
+    await Promise.all([a?.scan(), b?.scan()]);
+    a?.pullSoon();
+    await until(() => started.length === 1);
+    b?.pullSoon();
+    await until(() => folders.limiter.waiting === 1);
+    t.same([a?.state, b?.state], ['syncing', 'sync-waiting'], 'b waits while a pulls');
+    t.equal(b && folderSummary(b, db).state, 'sync-waiting', '/rest/db/status says so');
+    t.same(started, ['a'], 'b has not begun');
+    ends.a?.();
+    await until(() => started.length === 2);
+    t.equal(b?.state, 'syncing', "b pulls once a's turn is given back");
+    ends.b?.();
+    await until(() => b?.state === 'idle');
+    t.same(
+      (await states(events))
+        .filter((e) => e.folder === 'b')
+        .slice(-3)
+        .map((e) => e.to),
+      ['sync-waiting', 'syncing', 'idle'],
+      'StateChanged tells the wait',
+    );
   });
-  folders.start();
-  const [a, b] = [folders.get('a'), folders.get('b')];
-  await Promise.all([a?.scan(), b?.scan()]);
-  const held = await folders.limiter.take();
-  await until(() => a?.state === 'clean-waiting' && b?.state === 'clean-waiting', 10_000);
-  t.equal(folders.limiter.waiting, 2, 'both wait for the turn the test holds');
-  held();
-  await until(() => a?.state === 'idle' && b?.state === 'idle');
-  t.equal(folders.limiter.held, 0, 'the cleanouts gave their turns back');
+
+  t.test("a folder's versions' cleanout waits for a turn in clean-waiting", async (t) => {
+    const { folders } = await twoFolders(t, hasher, 1, undefined, {
+      type: 'trashcan',
+      cleanupIntervalS: 1,
+      params: { cleanoutDays: '1' },
+    });
+    folders.start();
+    const [a, b] = [folders.get('a'), folders.get('b')];
+    await Promise.all([a?.scan(), b?.scan()]);
+    const held = await folders.limiter.take();
+    await until(() => a?.state === 'clean-waiting' && b?.state === 'clean-waiting', 10_000);
+    t.equal(folders.limiter.waiting, 2, 'both wait for the turn the test holds');
+    held();
+    await until(() => a?.state === 'idle' && b?.state === 'idle');
+    t.equal(folders.limiter.held, 0, 'the cleanouts gave their turns back');
+  });
 });
 
 interface StateChange {
@@ -151,13 +158,13 @@ interface StateChange {
 // Two folders, a and b, of an index of their own, with the limiter set to `limit`.
 async function twoFolders(
   t: Test,
+  hasher: HasherPool,
   limit: number,
   pull?: FolderRunnerOptions['pull'],
   versioning?: Partial<Configuration['folders'][number]['versioning']>,
 ) {
   const dir = t.testdir({ a: { '.stfolder': {}, 'x.txt': 'x' }, b: { '.stfolder': {}, 'y.txt': 'y' } });
   const db = await IndexDb.open(join(dir, 'index.sqlite'));
-  const hasher = new HasherPool(1);
   const folder = (id: string) => ({
     id,
     path: join(dir, id),
@@ -172,7 +179,6 @@ async function twoFolders(
   const folders = new Folders({ config, db, hasher, events, shortId: 7n, logger: silentLogger(), pull });
   t.teardown(async () => {
     await folders.stop();
-    await hasher.close();
     db.close();
   });
   return { folders, events, db, config };
