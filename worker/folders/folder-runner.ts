@@ -566,7 +566,8 @@ export class FolderRunner {
   async #changeOnce(change: PendingChange): Promise<void> {
     const { db, logger } = this.#options;
     const release = change.waiting ? await this.#turn(change.waiting) : () => {};
-    if (!release) return change.done(new Error(`folder ${this.id} is stopping`));
+    // Stopped or paused meanwhile: no cleanout then, as in Syncthing.
+    if (!release) return change.done();
     this.#setState(change.state ?? 'scanning');
     try {
       const { records, problems } = await change.make();
@@ -729,13 +730,16 @@ export class FolderRunner {
   /**
    * A turn of the limiter all folders share (maxFolderConcurrency), waited for in the state `waiting`
    * as Syncthing's folder waits (lib/model/folder.go): what gives it back, or undefined if the folder
-   * stopped first.
+   * stopped or was paused first (Syncthing stops a paused folder's service, and its wait with it).
    */
   async #turn(waiting: FolderState): Promise<(() => void) | undefined> {
+    if (this.#config.paused) return undefined;
     this.#setState(waiting);
     const { limiter } = this.#options;
     if (!limiter) return () => {};
-    return limiter.take(this.#abort.signal).catch(() => undefined);
+    const release = await limiter.take(this.#abort.signal).catch(() => undefined);
+    if (release && this.#config.paused) release();
+    return this.#config.paused ? undefined : release;
   }
 
   #setState(state: FolderState): void {

@@ -95,6 +95,26 @@ t.test('folders take turns of one limiter', async (t) => {
     again();
   });
 
+  t.test('a folder paused while it waits for its turn does not scan', async (t) => {
+    const { folders, events, config } = await twoFolders(t, hasher, 1);
+    const held = await folders.limiter.take();
+    folders.start();
+    await until(() => folders.limiter.waiting === 2);
+    await config.change((draft) => {
+      const a = draft.folders.find((folder) => folder.id === 'a');
+      if (a) a.paused = true;
+    });
+    t.equal(folders.get('a')?.state, 'paused');
+    held();
+    await until(() => scanned(events, 'b'));
+    await until(() => folders.limiter.held === 0 && folders.limiter.waiting === 0);
+    t.equal(folders.get('a')?.state, 'paused', 'still paused');
+    t.notOk(
+      (await states(events)).some((e) => e.folder === 'a' && e.to === 'scanning'),
+      'and never scanned',
+    );
+  });
+
   t.test('a folder whose pull waits for a turn is in sync-waiting', async (t) => {
     const started: string[] = [];
     const ends: Record<string, () => void> = {};
