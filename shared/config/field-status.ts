@@ -31,7 +31,6 @@ const stored = (note: string): FieldStatus => ({ status: 'stored', note });
 const refused = (why: string): FieldStatus => ({ status: 'refused', why });
 const fixed = (why: string): FieldStatus => ({ status: 'fixed', why });
 
-const network = 'not built yet (the network issue)';
 const noReports = 'syncd sends no usage or crash reports';
 const noUpgrades = 'syncd does not upgrade itself';
 const noLdap = 'syncd has no LDAP login: the GUI logs in with gui.user and gui.password';
