@@ -49,7 +49,9 @@ const FLAGS: Record<OpenFlags, number> = {
 export type OpenFlags = 'r' | 'r+' | 'wx+' | 'w';
 
 /** Names Syncthing keeps for itself at a folder's root (lib/fs/filesystem.go IsInternal). */
-const INTERNAL_NAMES = ['.stfolder', '.stignore', '.stversions'];
+/** The folder's ignore patterns (Syncthing's .stignore). */
+export const IGNORE_FILE = '.stignore';
+const INTERNAL_NAMES = ['.stfolder', IGNORE_FILE, '.stversions'];
 
 /** A folder's configured path as a directory: `~` is the home directory (Syncthing's ExpandTilde). */
 export function folderRoot(path: string): string {

@@ -1,8 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
+import { IGNORE_FILE } from '../files/folder-fs.ts';
 
-/** The ignore file Syncthing reads in a folder's root. */
-export const IGNORE_FILE = '.stignore';
+// The ignore file Syncthing reads in a folder's root: named where the folder's internal names are.
+export { IGNORE_FILE };
 
 /** A .stignore that cannot be used: the scan stops rather than index what was meant to be ignored. */
 export class IgnoreError extends Error {
