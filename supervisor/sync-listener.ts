@@ -85,8 +85,9 @@ export class SyncListener {
     const plan = this.#planFor(to);
     const pending: Array<{ served: Served; listener: PendingListener }> = [];
     try {
+      // An address that stays keeps its socket, or its retries while another program holds its port.
       for (const served of plan.serve) {
-        if (this.#bound.has(served.slot)) continue;
+        if (this.#bound.has(served.slot) || this.#errors.has(served.slot)) continue;
         const { url, slot } = served;
         const listener = await this.#listeners.prepare(
           'sync',
@@ -152,14 +153,17 @@ export class SyncListener {
         label,
         slot,
       );
-      if (!this.#plan.serve.includes(served)) {
+      // A save since may have dropped the address, or kept it as another plan's entry.
+      const current = this.#plan.serve.find((entry) => entry.slot === slot);
+      if (!current) {
         pending.abort();
         return;
       }
       const retried = this.#errors.has(slot);
-      this.#committed(served, pending);
+      this.#committed(current, pending);
       if (retried) this.#logger.info({ address: this.#bound.get(slot) }, 'listening for devices now');
     } catch (error) {
+      if (!this.#plan.serve.some((entry) => entry.slot === slot)) return;
       const message = (error as Error).message;
       if (this.#errors.get(slot) !== message) {
         this.#logger.warn(

@@ -120,9 +120,16 @@ t.test('an address taken at start is reported, and served once it is free', asyn
   const other = createServer();
   await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
   const taken = (other.address() as { port: number }).port;
-  const { sync } = await started(t, [`tcp://127.0.0.1:${taken}`, 'tcp://127.0.0.2:0']);
+  const { sync, config } = await started(t, [`tcp://127.0.0.1:${taken}`, 'tcp://127.0.0.2:0']);
   const listening = sync.listening;
   t.match(listening[`tcp://127.0.0.1:${taken}`], { bound: null, error: /already in use/ });
   t.equal(listening['tcp://127.0.0.2:0']!.error, null, 'the other address serves meanwhile');
+  // A change elsewhere is made; the taken address stays as it was, tried again.
+  const next = withListen([`tcp://127.0.0.1:${taken}`, 'tcp://127.0.0.2:0', 'tcp://127.0.0.3:0']);
+  (await sync.saveStep(config, next))!.commit();
+  t.match(sync.listening, {
+    [`tcp://127.0.0.1:${taken}`]: { bound: null, error: /already in use/ },
+    'tcp://127.0.0.3:0': { bound: /^tcp:\/\/127\.0\.0\.3:/, error: null },
+  });
   await new Promise((resolve) => other.close(resolve));
 });

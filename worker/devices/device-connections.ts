@@ -78,6 +78,8 @@ const TCP_PRIORITY = 10;
 const RELAY_PRIORITY = 200;
 // Relay sessions being set up at once: invitations past this (a relay flooding them) are dropped.
 const MAX_RELAY_SETUPS = 16;
+// Syncthing's dial loop ramps up over its first minute (stdConnectionLoopSleep).
+const RAMP_UP_MS = 60_000;
 // What Syncthing answers for a device never seen: the Unix epoch.
 const GO_UNIX_ZERO = '1970-01-01T00:00:00Z';
 const CLIENT_NAME = 'syncd';
@@ -105,6 +107,7 @@ export class DeviceConnections {
   /** When each device may next be dialed through each relay address (relayReconnectIntervalM). */
   readonly #relayDialAt = new Map<string, number>();
   #relaySetups = 0;
+  #startedAt = Date.now();
   /** Connections in a row that ended within seconds, by device. */
   readonly #quickCloses = new Map<string, number>();
   readonly #unsubscribe: () => void;
@@ -134,6 +137,7 @@ export class DeviceConnections {
 
   /** Starts dialing every configured device. */
   start(): void {
+    this.#startedAt = Date.now();
     for (const device of this.#config.devices) this.#scheduleDial(device.deviceID, 0);
   }
 
@@ -152,14 +156,14 @@ export class DeviceConnections {
    * A device asked a relay this one has joined for a session (lib/connections/relay_listen.go
    * handleInvitations): the session joined, then BEP's TLS over it as the invitation says.
    */
-  acceptInvitation(invitation: SessionInvitation, relay: RelayUrl): void {
+  acceptInvitation(invitation: SessionInvitation, relay: RelayUrl, relayIp: string): void {
     if (this.#closed) return;
     if (this.#relaySetups >= MAX_RELAY_SETUPS) {
       this.#log.debug({ relay: relay.text }, 'a relay session invitation dropped: too many under way');
       return;
     }
     this.#relaySetups += 1;
-    void joinSession(invitation, relay.host, HANDSHAKE_TIMEOUT_MS)
+    void joinSession(invitation, relayIp, HANDSHAKE_TIMEOUT_MS)
       .then(async (session) => {
         this.#track(session.raw);
         if (this.#closed) return session.raw.destroy();
@@ -571,6 +575,7 @@ export class DeviceConnections {
           this.#dialStatus.set(address, { when, error: 'network disallowed' });
           continue;
         }
+        if (relayed) this.#relayDialed(device, address);
         const timeoutMs = this.#options.dialTimeoutMs ?? 10_000;
         let dialed: { socket: TLSSocket; onData?: Dialed['onData']; raw?: Socket };
         try {
@@ -630,13 +635,16 @@ export class DeviceConnections {
    * through each relay once per relayReconnectIntervalM (relay_dial.go RedialFrequency).
    */
   #relayDialDue(device: string, address: string): boolean {
-    const { relaysEnabled, relayReconnectIntervalM } = this.#config.options;
-    if (!relaysEnabled) return false;
-    const key = `${device} ${address}`;
-    const now = Date.now();
-    if ((this.#relayDialAt.get(key) ?? 0) > now) return false;
-    this.#relayDialAt.set(key, now + Math.max(1, relayReconnectIntervalM) * 60_000);
-    return true;
+    if (!this.#config.options.relaysEnabled) return false;
+    // In its first minute Syncthing's dial loop ramps up and dials every address each time
+    // (service.go connect): a peer not yet joined to the relay is tried again within seconds.
+    if (Date.now() - this.#startedAt < RAMP_UP_MS) return true;
+    return (this.#relayDialAt.get(`${device} ${address}`) ?? 0) <= Date.now();
+  }
+
+  #relayDialed(device: string, address: string): void {
+    const minutes = Math.max(1, this.#config.options.relayReconnectIntervalM);
+    this.#relayDialAt.set(`${device} ${address}`, Date.now() + minutes * 60_000);
   }
 
   async #mayDial(address: string, allowed: readonly string[]): Promise<boolean> {

@@ -175,7 +175,7 @@ export async function requestInvitation(
   device: string,
   credentials: DeviceCredentials,
   timeoutMs: number,
-): Promise<SessionInvitation> {
+): Promise<{ invitation: SessionInvitation; relayIp: string }> {
   const connection = await openRelayConnection(relay, credentials, timeoutMs);
   try {
     connection.send({ type: 'ConnectRequest', id: rawDeviceId(device) });
@@ -183,7 +183,7 @@ export async function requestInvitation(
     if (answer.type !== 'SessionInvitation') throw unexpected(answer);
     if (deviceIdFromRaw(answer.invitation.from) !== device)
       throw new RelayProtocolError('the relay invited us to a session with another device');
-    return answer.invitation;
+    return { invitation: answer.invitation, relayIp: connection.socket.remoteAddress ?? relay.host };
   } finally {
     connection.close();
   }
@@ -192,7 +192,8 @@ export async function requestInvitation(
 /**
  * Joins the session an invitation names (methods.go JoinSession): a plain TCP connection to the
  * relay's session address, the invitation's key, the relay's answer; then the connection carries the
- * other device's bytes, BEP's TLS first. `relayHost` stands for an address the relay left empty.
+ * other device's bytes, BEP's TLS first. `relayHost` (the relay's IP its connection reached) stands
+ * for an address the relay left empty or unspecified, as static.go and methods.go do.
  */
 export function joinSession(
   invitation: SessionInvitation,
@@ -275,8 +276,10 @@ function sessionHost(address: Buffer, relayHost: string): string {
   }
   if (address.length === 16) {
     // An IPv4 address may come mapped into IPv6 (::ffff:a.b.c.d).
-    if (address.subarray(0, 12).equals(Buffer.from([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff])))
-      return [...address.subarray(12)].join('.');
+    if (address.subarray(0, 12).equals(Buffer.from([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff]))) {
+      const ip = [...address.subarray(12)].join('.');
+      return ip === '0.0.0.0' ? relayHost : ip;
+    }
     if (address.every((byte) => byte === 0)) return relayHost;
     const groups: string[] = [];
     for (let at = 0; at < 16; at += 2) groups.push(address.readUInt16BE(at).toString(16));

@@ -16,7 +16,8 @@ export interface RelayListenerOptions {
   credentials: DeviceCredentials;
   logger: Logger;
   /** A device asked the relay for a session with this one. */
-  invited: (invitation: SessionInvitation, relay: RelayUrl) => void;
+  /** `relayIp`: the relay's address its connection reached, for an invitation that names none. */
+  invited: (invitation: SessionInvitation, relay: RelayUrl, relayIp: string) => void;
 }
 
 /** What Syncthing's connectionServiceStatus says of a relay listener. */
@@ -107,7 +108,8 @@ export class RelayListener {
       for (;;) {
         const message = await connection.next(SILENCE_TIMEOUT_MS);
         if (message.type === 'Ping') connection.send({ type: 'Pong' });
-        else if (message.type === 'SessionInvitation') invited(message.invitation, relay);
+        else if (message.type === 'SessionInvitation')
+          invited(message.invitation, relay, connection.socket.remoteAddress ?? relay.host);
         else throw unexpected(message);
       }
     } finally {
@@ -120,8 +122,13 @@ export class RelayListener {
   #failed(relay: RelayUrl | undefined, error: Error): void {
     if (this.#stopped) return;
     const where = relay ? `relay://${hostPort(relay)}` : this.text;
+    // One relay of a pool failing is the pool's business (Syncthing logs it at debug).
+    const pooled = relay !== undefined && relay.text !== this.text;
     if (this.#status.error !== error.message)
-      this.#options.logger.info({ relay: where, err: error }, `relay ${where}: ${error.message}`);
+      this.#options.logger[pooled ? 'debug' : 'info'](
+        { relay: where, err: error },
+        `relay ${where}: ${error.message}`,
+      );
     this.#status = { error: error.message, url: null };
   }
 

@@ -12,7 +12,7 @@ export interface RelayListenersOptions {
   config: WorkerConfig;
   credentials: DeviceCredentials;
   logger: Logger;
-  invited: (invitation: SessionInvitation, relay: RelayUrl) => void;
+  invited: (invitation: SessionInvitation, relay: RelayUrl, relayIp: string) => void;
 }
 
 /**

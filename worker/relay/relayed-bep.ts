@@ -53,8 +53,8 @@ export async function dialRelay(
 ): Promise<{ socket: TLSSocket; raw: Socket }> {
   const relay = parseRelayUrl(address);
   if (typeof relay === 'string') throw new Error(relay);
-  const invitation = await requestInvitation(relay, device, credentials, timeoutMs);
-  const session = await joinSession(invitation, relay.host, timeoutMs);
+  const { invitation, relayIp } = await requestInvitation(relay, device, credentials, timeoutMs);
+  const session = await joinSession(invitation, relayIp, timeoutMs);
   return {
     socket: await secureRelayed(session, invitation.serverSocket, credentials, timeoutMs),
     raw: session.raw,

@@ -162,7 +162,7 @@ export async function openService(context: ServiceContext): Promise<SyncService>
     config: context.config,
     credentials: context.credentials,
     logger: log('connections'),
-    invited: (invitation, relay) => late.connections?.acceptInvitation(invitation, relay),
+    invited: (invitation, relay, relayIp) => late.connections?.acceptInvitation(invitation, relay, relayIp),
   });
   const discovery = new Discovery({
     myId: context.myId,
