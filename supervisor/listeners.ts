@@ -17,7 +17,10 @@ export interface Listener {
  * Binds the service's address. Connections are accepted paused: the supervisor never reads from them,
  * it hands them to a worker, which reads from the start.
  */
-export function bindListener(address: Address, label = settingLabel('address')): Promise<Listener> {
+export function bindListener(
+  address: Address & { ipv6Only?: boolean },
+  label = settingLabel('address'),
+): Promise<Listener> {
   const server = createServer({ pauseOnConnect: true });
   const early: Socket[] = [];
   let accept = (socket: Socket): void => {
@@ -37,7 +40,8 @@ export function bindListener(address: Address, label = settingLabel('address')):
         }),
       );
     });
-    server.listen({ host: address.host, port: address.port, exclusive: true }, () => {
+    const { host, port, ipv6Only = false } = address;
+    server.listen({ host, port, exclusive: true, ipv6Only }, () => {
       const bound = server.address();
       if (bound === null || typeof bound === 'string') throw new Error('a TCP listener has no TCP address');
       resolve({ server, bound: { host: bound.address, port: bound.port }, startAccepting });
@@ -80,7 +84,7 @@ export class Listeners {
    */
   async prepare(
     name: ListenerName,
-    address: Address,
+    address: Address & { ipv6Only?: boolean },
     label?: string,
     slot: string = name,
   ): Promise<PendingListener> {

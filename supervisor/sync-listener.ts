@@ -84,21 +84,39 @@ export class SyncListener {
     if (sameList(from.options.listenAddresses, to.options.listenAddresses)) return undefined;
     const plan = this.#planFor(to);
     const pending: Array<{ served: Served; listener: PendingListener }> = [];
+    // Addresses going away, and those of them let go early: a new address on the same port (another
+    // host, 0.0.0.0 to 127.0.0.1) can be bound only once the old socket is closed.
+    const leaving = this.#plan.serve.filter(({ slot }) => !plan.serve.some((next) => next.slot === slot));
+    const released: Served[] = [];
+    const restore = () => {
+      for (const { listener } of pending) listener.abort();
+      for (const served of released.splice(0))
+        void this.#bind(served).then(() => this.#onChange(this.listening));
+    };
     try {
       // An address that stays keeps its socket, or its retries while another program holds its port.
       for (const served of plan.serve) {
         if (this.#bound.has(served.slot) || this.#errors.has(served.slot)) continue;
-        const { url, slot } = served;
-        const listener = await this.#listeners.prepare(
-          'sync',
-          { host: bindHost(url), port: url.port },
-          'options.listenAddresses',
-          slot,
-        );
+        const bind = () => this.#prepare(served, 'options.listenAddresses');
+        let listener: PendingListener;
+        try {
+          listener = await bind();
+        } catch (error) {
+          const samePort = leaving.filter(
+            (old) => old.url.port === served.url.port && this.#bound.has(old.slot) && !released.includes(old),
+          );
+          if (!inUse(error) || samePort.length === 0) throw error;
+          for (const old of samePort) {
+            this.#listeners.unbind(old.slot);
+            this.#bound.delete(old.slot);
+            released.push(old);
+          }
+          listener = await bind();
+        }
         pending.push({ served, listener });
       }
     } catch (error) {
-      for (const { listener } of pending) listener.abort();
+      restore();
       throw new SaveRefused((error as Error).message);
     }
     return {
@@ -110,9 +128,7 @@ export class SyncListener {
         for (const { served, listener } of pending) this.#committed(served, listener);
         this.#onChange(this.listening);
       },
-      abort: () => {
-        for (const { listener } of pending) listener.abort();
-      },
+      abort: restore,
     };
   };
 
@@ -143,16 +159,16 @@ export class SyncListener {
     return plan;
   }
 
+  #prepare({ url, slot }: Served, label: string): Promise<PendingListener> {
+    const address = { host: bindHost(url), port: url.port, ipv6Only: url.scheme === 'tcp6' };
+    return this.#listeners.prepare('sync', address, label, slot);
+  }
+
   async #bind(served: Served): Promise<void> {
-    const { url, slot } = served;
+    const { slot } = served;
     const label = this.overridden ? settingLabel('syncAddress') : 'options.listenAddresses';
     try {
-      const pending = await this.#listeners.prepare(
-        'sync',
-        { host: bindHost(url), port: url.port },
-        label,
-        slot,
-      );
+      const pending = await this.#prepare(served, label);
       // A save since may have dropped the address, or kept it as another plan's entry.
       const current = this.#plan.serve.find((entry) => entry.slot === slot);
       if (!current) {
@@ -204,4 +220,8 @@ export class SyncListener {
 
 function sameList(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((item, at) => item === b[at]);
+}
+
+function inUse(error: unknown): boolean {
+  return ((error as Error).cause as NodeJS.ErrnoException | undefined)?.code === 'EADDRINUSE';
 }

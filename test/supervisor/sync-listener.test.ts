@@ -133,3 +133,14 @@ t.test('an address taken at start is reported, and served once it is free', asyn
   });
   await new Promise((resolve) => other.close(resolve));
 });
+
+t.test('an address moved to another host on the same port is served there', async (t) => {
+  const { default: getPort } = await import('get-port');
+  const port = await getPort({ host: '127.0.0.1' });
+  const { sync, config } = await started(t, [`tcp://0.0.0.0:${port}`]);
+  t.equal(sync.listening[`tcp://0.0.0.0:${port}`]?.error, null);
+  const step = await sync.saveStep(config, withListen([`tcp://127.0.0.1:${port}`]));
+  step!.commit();
+  t.same(sync.listening, { [`tcp://127.0.0.1:${port}`]: { bound: `tcp://127.0.0.1:${port}`, error: null } });
+  t.equal(await reach(`tcp://127.0.0.1:${port}`), 'connected');
+});

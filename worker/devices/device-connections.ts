@@ -107,6 +107,7 @@ export class DeviceConnections {
   /** When each device may next be dialed through each relay address (relayReconnectIntervalM). */
   readonly #relayDialAt = new Map<string, number>();
   #relaySetups = 0;
+  #relayDropLoggedAt = 0;
   #startedAt = Date.now();
   /** Connections in a row that ended within seconds, by device. */
   readonly #quickCloses = new Map<string, number>();
@@ -158,11 +159,24 @@ export class DeviceConnections {
    */
   acceptInvitation(invitation: SessionInvitation, relay: RelayUrl, relayIp: string): void {
     if (this.#closed) return;
+    // Invitations come on anyone's word (whoever knows this device's ID can ask the relay): sessions
+    // set up at once are bounded, and a slot is held only until TLS is done.
     if (this.#relaySetups >= MAX_RELAY_SETUPS) {
-      this.#log.debug({ relay: relay.text }, 'a relay session invitation dropped: too many under way');
+      if (Date.now() - this.#relayDropLoggedAt > 60_000) {
+        this.#relayDropLoggedAt = Date.now();
+        this.#log.info(
+          { relay: relay.text },
+          `relay session invitations dropped: ${MAX_RELAY_SETUPS} sessions are being set up already`,
+        );
+      }
       return;
     }
     this.#relaySetups += 1;
+    let held = true;
+    const release = () => {
+      if (held) this.#relaySetups -= 1;
+      held = false;
+    };
     void joinSession(invitation, relayIp, HANDSHAKE_TIMEOUT_MS)
       .then(async (session) => {
         this.#track(session.raw);
@@ -173,14 +187,13 @@ export class DeviceConnections {
           this.#options.credentials,
           HANDSHAKE_TIMEOUT_MS,
         );
+        release();
         await this.#secured(secure, 'relay-server', { raw: session.raw });
       })
       .catch((error: Error) =>
         this.#log.info({ relay: relay.text, err: error }, `relay session failed: ${error.message}`),
       )
-      .finally(() => {
-        this.#relaySetups -= 1;
-      });
+      .finally(release);
   }
 
   get connections(): ReadonlyMap<string, Connection> {
@@ -665,7 +678,9 @@ export class DeviceConnections {
       if (address !== 'dynamic') addresses.push(address);
       else addresses.push(...((await this.#options.lookup?.(device.deviceID).catch(() => [])) ?? []));
     }
-    return [...new Set(addresses)];
+    // Syncthing dials the best priority first (service.go dialParallel): relays after the rest.
+    const unique = [...new Set(addresses)];
+    return [...unique.filter((address) => !isRelayAddress(address)), ...unique.filter(isRelayAddress)];
   }
 }
 

@@ -18,6 +18,10 @@ const RETRY_MS = 5 * 60_000;
 // A lookup that found addresses is trusted this long before the server is asked again.
 const LOOKUP_CACHE_MS = 5 * 60_000;
 const REQUEST_TIMEOUT_MS = 30_000;
+// The addresses to announce are looked at this often, and announced this long after they change (a
+// relay joined, a listen address moved), as Syncthing does on ListenAddressesChanged.
+const WATCH_MS = 10_000;
+const CHANGED_DELAY_MS = 2000;
 // A server's answer larger than this is not an address list.
 const MAX_ANSWER = 64 * 1024;
 
@@ -70,6 +74,8 @@ export interface GlobalDiscoveryOptions {
   /** The addresses to announce: the sync listener's. */
   addresses: () => string[];
   logger: Logger;
+  /** How often the addresses are looked at for a change (10 s). */
+  watchMs?: number;
 }
 
 /**
@@ -84,6 +90,10 @@ export class GlobalDiscovery {
   readonly #timers = new Map<string, NodeJS.Timeout>();
   readonly #lookups = new Map<string, { addresses: string[]; until: number }>();
   #closed = false;
+  #watch: NodeJS.Timeout | undefined;
+  /** What was last announced, to tell a change, and whether a change is to be announced already. */
+  #announced = '';
+  #changeAnnounced = false;
 
   constructor(options: GlobalDiscoveryOptions) {
     this.#options = options;
@@ -96,11 +106,20 @@ export class GlobalDiscovery {
   }
 
   start(): void {
-    for (const server of this.#options.servers) if (server.announce) this.#schedule(server, 0);
+    const announcing = this.#options.servers.filter((server) => server.announce);
+    for (const server of announcing) this.#schedule(server, 0);
+    if (announcing.length === 0) return;
+    this.#watch = setInterval(() => {
+      if (this.#changeAnnounced || JSON.stringify(this.#options.addresses()) === this.#announced) return;
+      this.#changeAnnounced = true;
+      for (const server of announcing) this.#schedule(server, CHANGED_DELAY_MS);
+    }, this.#options.watchMs ?? WATCH_MS);
+    this.#watch.unref();
   }
 
   close(): void {
     this.#closed = true;
+    clearInterval(this.#watch);
     for (const timer of this.#timers.values()) clearTimeout(timer);
   }
 
@@ -149,6 +168,8 @@ export class GlobalDiscovery {
 
   async #announce(server: DiscoveryServer): Promise<void> {
     const addresses = this.#options.addresses();
+    this.#announced = JSON.stringify(addresses);
+    this.#changeAnnounced = false;
     try {
       const answer = await this.#request(server, server.url, 'POST', JSON.stringify({ addresses }));
       if (answer.status < 200 || answer.status > 299) {

@@ -38,6 +38,7 @@ export class RelayListener {
   readonly #options: RelayListenerOptions;
   #status: RelayStatus = { error: null, url: null };
   #stopped = false;
+  readonly #abort = new AbortController();
   #close: (() => void) | undefined;
   #wake: (() => void) | undefined;
   readonly #done: Promise<void>;
@@ -54,6 +55,7 @@ export class RelayListener {
 
   async stop(): Promise<void> {
     this.#stopped = true;
+    this.#abort.abort();
     this.#close?.();
     this.#wake?.();
     await this.#done;
@@ -86,7 +88,7 @@ export class RelayListener {
   }
 
   async #candidates(pool: boolean): Promise<RelayUrl[]> {
-    if (pool) return relaysOfPool(this.text.slice('dynamic+'.length));
+    if (pool) return relaysOfPool(this.text.slice('dynamic+'.length), this.#abort.signal);
     const relay = parseRelayUrl(this.text);
     if (typeof relay === 'string') throw new Error(relay);
     return [relay];

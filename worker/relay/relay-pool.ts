@@ -9,14 +9,17 @@ const POOL_TIMEOUT_MS = 30_000;
 // Relays are tried fastest first, by the time a TCP connection takes, those within this of each other
 // in random order (lib/relay/client/dynamic.go relayAddressesOrder).
 const LATENCY_BUCKET_MS = 50;
-const PING_TIMEOUT_MS = 2000;
+const PING_TIMEOUT_MS = 1000;
+// Relays pinged at once: a pool of hundreds is not opened all together.
+const PING_CONCURRENCY = 16;
 
 /**
  * The relays of a pool (`{"relays": [{"url": "relay://…"}, …]}` at an http(s) address), in the order to
- * try them; rejects naming the pool when it cannot be read.
+ * try them, those that did not answer last; rejects naming the pool when it cannot be read, or once
+ * `signal` aborts.
  */
-export async function relaysOfPool(address: string): Promise<RelayUrl[]> {
-  const body = await fetchBounded(address);
+export async function relaysOfPool(address: string, signal: AbortSignal): Promise<RelayUrl[]> {
+  const body = await fetchBounded(address, signal);
   let relays: unknown;
   try {
     relays = (JSON.parse(body) as { relays?: unknown }).relays;
@@ -28,22 +31,34 @@ export async function relaysOfPool(address: string): Promise<RelayUrl[]> {
     .slice(0, MAX_POOL_RELAYS)
     .map((relay) => parseRelayUrl(String((relay as { url?: unknown } | null)?.url ?? '')))
     .filter((relay): relay is RelayUrl => typeof relay !== 'string');
-  const timed = await Promise.all(parsed.map(async (relay) => ({ relay, ms: await tcpPing(relay) })));
-  return timed
-    .filter(({ ms }) => ms !== undefined)
-    .map(({ relay, ms }) => ({ relay, bucket: Math.floor(ms! / LATENCY_BUCKET_MS), order: Math.random() }))
+  const times: Array<number | undefined> = [];
+  let next = 0;
+  const pinger = async () => {
+    while (next < parsed.length && !signal.aborted) {
+      const at = next++;
+      times[at] = await tcpPing(parsed[at]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(PING_CONCURRENCY, parsed.length) }, pinger));
+  signal.throwIfAborted();
+  return parsed
+    .map((relay, at) => ({
+      relay,
+      bucket: Math.floor((times[at] ?? Number.MAX_SAFE_INTEGER) / LATENCY_BUCKET_MS),
+      order: Math.random(),
+    }))
     .sort((a, b) => a.bucket - b.bucket || a.order - b.order)
     .map(({ relay }) => relay);
 }
 
-async function fetchBounded(address: string): Promise<string> {
-  const response = await fetch(address, { signal: AbortSignal.timeout(POOL_TIMEOUT_MS) }).catch(
-    (error: Error) => {
-      throw new Error(
-        `relay pool ${address}: ${error.cause instanceof Error ? error.cause.message : error.message}`,
-      );
-    },
-  );
+async function fetchBounded(address: string, signal: AbortSignal): Promise<string> {
+  const response = await fetch(address, {
+    signal: AbortSignal.any([signal, AbortSignal.timeout(POOL_TIMEOUT_MS)]),
+  }).catch((error: Error) => {
+    throw new Error(
+      `relay pool ${address}: ${error.cause instanceof Error ? error.cause.message : error.message}`,
+    );
+  });
   if (!response.ok) throw new Error(`relay pool ${address}: HTTP ${response.status}`);
   const chunks: Buffer[] = [];
   let size = 0;

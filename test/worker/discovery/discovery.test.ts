@@ -1,10 +1,10 @@
 // What discovery announces to a global discovery server as options.announceLANAddresses says, in
 // process with a real HTTPS server and Discovery as the service makes it; this machine's interfaces
 // are given, so that it has a LAN address whatever the host's network.
-import { createServer } from 'node:https';
 import t from 'tap';
 import { EventLog } from '../../../worker/events/event-log.ts';
 import { Discovery } from '../../../worker/discovery/discovery.ts';
+import { announcementServer } from '../../helpers/announcement-server.ts';
 import { silentLogger } from '../../helpers/app.ts';
 import { localConfig, testConfiguration } from '../../helpers/config.ts';
 import { newTestDevice } from '../../helpers/device.ts';
@@ -14,25 +14,13 @@ t.test(
   'global discovery leaves the LAN addresses out once announceLANAddresses is false, from its next announcement',
   async (t) => {
     const [server, me] = [await newTestDevice(), await newTestDevice()];
-    const announced: string[][] = [];
-    const https = createServer({ cert: server.cert, key: server.key }, (request, response) => {
-      let body = '';
-      request.on('data', (chunk: Buffer) => (body += chunk.toString()));
-      request.on('end', () => {
-        if (request.method === 'POST')
-          announced.push((JSON.parse(body) as { addresses: string[] }).addresses);
-        // Again in a second, so that a change shows soon.
-        response.writeHead(204, { 'Reannounce-After': '1' }).end();
-      });
-    });
-    await new Promise<void>((resolve) => https.listen(0, '127.0.0.1', resolve));
-    t.teardown(() => new Promise((resolve) => https.close(resolve)));
-    const port = (https.address() as { port: number }).port;
+    // Again in a second, so that a change shows soon.
+    const { url, announced } = await announcementServer(t, server, 1);
     const { config } = localConfig(
       testConfiguration({
         options: {
           globalAnnounceEnabled: true,
-          globalAnnounceServers: [`https://127.0.0.1:${port}/v2/?id=${server.id}`],
+          globalAnnounceServers: [url],
         },
       }),
     );

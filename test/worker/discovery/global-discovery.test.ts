@@ -5,6 +5,7 @@ import {
   discoveryServers,
   GlobalDiscovery,
 } from '../../../worker/discovery/global-discovery.ts';
+import { announcementServer } from '../../helpers/announcement-server.ts';
 import { recordingLogger } from '../../helpers/app.ts';
 import { newDeviceId } from '../../helpers/config.ts';
 import { newTestDevice } from '../../helpers/device.ts';
@@ -60,4 +61,25 @@ t.test('a server whose certificate is not the device its URL pins is refused, wi
   t.teardown(() => right.close());
   await pollUntil('announced', async () => seen.some((line) => line.startsWith('POST')));
   t.same(Object.values(right.status)[0], { error: null });
+});
+
+t.test('changed addresses (a relay joined) are announced again within seconds', async (t) => {
+  const [server, me] = [await newTestDevice(), await newTestDevice()];
+  const { url, announced } = await announcementServer(t, server, 1800);
+  const addresses = ['tcp://0.0.0.0:22000'];
+  const discovery = new GlobalDiscovery({
+    servers: discoveryServers([url]).servers,
+    credentials: me,
+    addresses: () => [...addresses],
+    logger: recordingLogger().logger,
+    watchMs: 100,
+  });
+  t.teardown(() => discovery.close());
+  discovery.start();
+  await pollUntil('announced', async () => announced.length === 1, 10_000);
+  addresses.push('relay://192.0.2.9:22067/?id=X');
+  await pollUntil('announced again', async () => announced.length === 2, 10_000);
+  t.same(announced[1], addresses, 'with the relay');
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  t.equal(announced.length, 2, 'and not again while nothing changes');
 });
