@@ -4,12 +4,17 @@ import type { DeviceConfiguration, FolderConfiguration } from '../../shared/conf
 /** A mistake in how the command was called: exit code 2 (see run.ts). */
 export class ConfigUsageError extends Error {}
 
+/** A change the command will not make as asked (it would undo another): exit code 1. */
+export class ConfigRefusal extends Error {}
+
 export interface ConfigCommandOptions {
   name?: string;
   deviceAddress?: string[];
   label?: string;
   type?: string;
   share?: string[];
+  /** Replace a folder or device configured already (Syncthing's POST does so silently). */
+  replace?: boolean;
 }
 
 type Print = (json: unknown, text: string) => void;
@@ -40,8 +45,15 @@ export async function devicesCommand(
       const device: Partial<DeviceConfiguration> & { deviceID: string } = { deviceID };
       if (options.name !== undefined) device.name = options.name;
       if (options.deviceAddress !== undefined) device.addresses = options.deviceAddress;
+      const known = (await client.devices()).find((entry) => entry.deviceID === deviceID);
+      if (known && !options.replace) {
+        throw new ConfigRefusal(
+          `device ${deviceID} is configured already${known.name ? ` (${known.name})` : ''}: give --replace to replace its configuration (its folders stay shared with it)`,
+        );
+      }
       await client.addDevice(device);
-      print({ ok: 'added', deviceID }, `device ${deviceID} added`);
+      const done = known ? 'replaced' : 'added';
+      print({ ok: done, deviceID }, `device ${deviceID} ${done}`);
       return;
     }
     case 'remove':
@@ -98,8 +110,15 @@ export async function foldersCommand(
           encryptionPassword: '',
         }));
       }
+      const known = (await client.folders()).find((entry) => entry.id === folderId);
+      if (known && !options.replace) {
+        throw new ConfigRefusal(
+          `folder ${folderId} is configured already, at ${known.path}: give --replace to replace its whole configuration (type, sharing and the rest back to what this command says)`,
+        );
+      }
       await client.addFolder(folder);
-      print({ ok: 'added', id: folderId }, `folder ${folderId} added at ${path}`);
+      const done = known ? 'replaced' : 'added';
+      print({ ok: done, id: folderId }, `folder ${folderId} ${done} at ${path}`);
       return;
     }
     case 'remove':

@@ -5,8 +5,10 @@ import { checkHealth } from '../../shared/client/health.ts';
 import { connectOutcome, pollUntil } from '../../shared/client/poll.ts';
 import { notRecorded, resolveTarget, type Target } from '../../shared/client/target.ts';
 import { readDeviceId } from '../../shared/identity.ts';
+import { versionInfo } from '../../shared/version.ts';
 import {
   type ConfigCommandOptions,
+  ConfigRefusal,
   ConfigUsageError,
   devicesCommand,
   foldersCommand,
@@ -56,7 +58,11 @@ interface Options {
 /** Runs `syncd ARGS`; resolves with the exit code. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   try {
-    const { command, args, options, help } = parse(argv);
+    const { command, args, options, help, version } = parse(argv);
+    if (version && !help && command === undefined) {
+      io.out(versionInfo().longVersion);
+      return EXIT_OK;
+    }
     if (help || command === 'help') {
       io.out(command && commandHelp[command] ? commandHelp[command] : globalHelp);
       return EXIT_OK;
@@ -71,7 +77,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       io.err(`syncd: ${error.message}`);
       return EXIT_FAILED;
     }
-    if (error instanceof TargetError) {
+    if (error instanceof TargetError || error instanceof ConfigRefusal) {
       io.err(`syncd: ${error.message}`);
       return EXIT_FAILED;
     }
@@ -99,6 +105,8 @@ function parse(argv: readonly string[]) {
         label: { type: 'string' },
         type: { type: 'string' },
         share: { type: 'string', multiple: true },
+        replace: { type: 'boolean' },
+        version: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -113,7 +121,7 @@ function parse(argv: readonly string[]) {
       `--timeout: "${values.timeout}" is not a positive duration such as 500ms, 10s or 1m`,
     );
   }
-  if (!values.help && command === undefined) throw new UsageError('no command given');
+  if (!values.help && !values.version && command === undefined) throw new UsageError('no command given');
   if (command !== undefined && command !== 'help' && !(command in commandHelp)) {
     throw new UsageError(`unknown command "${command}"`);
   }
@@ -126,6 +134,12 @@ function parse(argv: readonly string[]) {
     throw new UsageError(
       '--name and --device-address go with devices add; --label, --type and --share with folders add',
     );
+  }
+  if (
+    values.replace !== undefined &&
+    ((command !== 'devices' && command !== 'folders') || args[0] !== 'add')
+  ) {
+    throw new UsageError('--replace goes with devices add and folders add');
   }
   const options: Options = {
     address: values.address,
@@ -141,9 +155,10 @@ function parse(argv: readonly string[]) {
       label: values.label,
       type: values.type,
       share: values.share,
+      replace: values.replace,
     },
   };
-  return { command, args, options, help: values.help };
+  return { command, args, options, help: values.help, version: values.version };
 }
 
 async function run(

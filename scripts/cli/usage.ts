@@ -13,9 +13,9 @@ export const commandHelp: Record<string, string> = {
     'syncd status [--json]\n  The worker and supervisor: pids, uptime, restarts, crashes, address, memory.',
   id: "syncd id [--json]\n  This device's ID, as Syncthing writes it: from the home's cert.pem, else from the running service.",
   devices:
-    'syncd devices [--json]                       list the configured devices, this one included\nsyncd devices add ID [--name NAME] [--device-address URL]...\n                                             add a device (addresses such as tcp://192.0.2.1:22000; default dynamic)\nsyncd devices remove ID                      remove it, and stop sharing folders with it\nsyncd devices pause [ID]                     pause one device, or every device but this one\nsyncd devices resume [ID]                    resume one, or all',
+    'syncd devices [--json]                       list the configured devices, this one included\nsyncd devices add ID [--name NAME] [--device-address URL]... [--replace]\n                                             add a device (addresses such as tcp://192.0.2.1:22000; default dynamic);\n                                             one configured already is replaced only with --replace\nsyncd devices remove ID                      remove it, and stop sharing folders with it\nsyncd devices pause [ID]                     pause one device, or every device but this one\nsyncd devices resume [ID]                    resume one, or all',
   folders:
-    'syncd folders [--json]                       list the configured folders\nsyncd folders add ID PATH [--label LABEL] [--type sendreceive|sendonly|receiveonly] [--share DEVICE_ID]...\n                                             add a folder (PATH absolute), shared with the devices given\nsyncd folders remove ID                      remove it from the configuration (its files stay)\nsyncd folders pause ID                       pause it\nsyncd folders resume ID                      resume it',
+    'syncd folders [--json]                       list the configured folders\nsyncd folders add ID PATH [--label LABEL] [--type sendreceive|sendonly|receiveonly] [--share DEVICE_ID]... [--replace]\n                                             add a folder (PATH absolute), shared with the devices given;\n                                             one configured already is replaced only with --replace\nsyncd folders remove ID                      remove it from the configuration (its files stay)\nsyncd folders pause ID                       pause it\nsyncd folders resume ID                      resume it',
   versions:
     "syncd versions FOLDER [--json]                  list the versions the folder's versioning keeps, newest first\nsyncd versions FOLDER restore NAME [TIME]       restore NAME to its version of TIME (RFC 3339, as listed; default the newest), the current file versioned first",
   scan: 'syncd scan [FOLDER] [--json]\n  Scan one folder, or every folder, and return once the scan has ended.',
@@ -26,6 +26,7 @@ export const commandHelp: Record<string, string> = {
 };
 
 export const globalHelp = `Usage: syncd COMMAND [options]
+       syncd --version
 
 Commands:
   serve         run the service (supervisor and worker) in the foreground

@@ -217,6 +217,20 @@ t.test('devices and folders: list, add, pause, resume, remove, for people and as
   });
   t.equal((await syncd(['folders', 'resume', 'docs'], env)).code, 0);
 
+  // An ID configured already is not replaced unless asked: exit 1, nothing changed.
+  const again = await syncd(['folders', 'add', 'docs', folder], env);
+  t.match([again.code, again.err], [1, /folder docs is configured already, at .*: give --replace/]);
+  t.match(JSON.parse((await syncd(['folders', '--json'], env)).out)[0], { label: 'Docs', devices: [{}, {}] });
+  const replaced = await syncd(
+    ['folders', 'add', 'docs', folder, '--label', 'Docs', '--share', other, '--replace'],
+    env,
+  );
+  t.match([replaced.code, replaced.out], [0, `folder docs replaced at ${folder}`]);
+  const deviceAgain = await syncd(['devices', 'add', other], env);
+  t.match(
+    [deviceAgain.code, deviceAgain.err],
+    [1, /device .* is configured already \(laptop\): give --replace/],
+  );
   // The service's refusals: exit 1 with its message; nothing changed.
   const relative = await syncd(['folders', 'add', 'x', 'relative'], env);
   t.equal(relative.code, 1);
@@ -255,6 +269,7 @@ t.test('bad usage: exit 2 and what was wrong', async (t) => {
     [['errors', 'add'], /errors add needs the MESSAGE/],
     [['ping', '--colour'], /Unknown option '--colour'/],
     [['ping', '--timeout', 'soon'], /--timeout: "soon" is not a positive duration/],
+    [['ping', '--replace'], /--replace goes with devices add and folders add/],
   ];
   for (const [args, message] of cases) {
     const result = await syncd(args);
@@ -273,6 +288,8 @@ t.test('--help on every command', async (t) => {
     t.equal(result.code, 0, command);
     t.match(result.out, new RegExp(`^syncd ${command}`));
   }
+  const version = await syncd(['--version']);
+  t.match([version.code, version.out], [0, /^syncd v\d+\.\d+\.\d+\S* \(node v\d+/]);
 });
 
 t.test('healthcheck: 0 when it answers, 1 when not', async (t) => {
