@@ -1,4 +1,5 @@
-# syncd in a container: docker build -t syncd . && docker run -p 8384:8384 -v syncd:/var/lib/syncd syncd
+# syncd in a container: docker build -t syncd . &&
+#   docker run -p 8384:8384 -p 22000:22000 -v syncd:/var/lib/syncd syncd
 # The build stage bundles the sources into dist/: the bundles hold every dependency but native ones.
 FROM node:24-slim AS build
 WORKDIR /app
@@ -28,7 +29,8 @@ RUN mkdir -p /var/lib/syncd && chown node:node /var/lib/syncd
 # The node user that the official image provides: the service never needs root.
 USER node
 VOLUME /var/lib/syncd
-EXPOSE 8384
+# The REST interface and GUI, and the sync protocol (options.listenAddresses' default tcp://0.0.0.0:22000).
+EXPOSE 8384 22000/tcp
 STOPSIGNAL SIGTERM
 HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 CMD ["node", "dist/scripts/healthcheck.js"]
 CMD ["npm", "start", "--silent"]

@@ -19,6 +19,7 @@ t.test(
     t.match(runtimeStage, /^\nFROM node:(\d*[02468])-slim$/m, 'an even-numbered (LTS) slim Node base');
     t.match(runtimeStage, /^USER node$/m);
     t.match(runtimeStage, /SYNCD_ADDRESS=0\.0\.0\.0:8384/);
+    t.match(runtimeStage, /^EXPOSE 8384 22000\/tcp$/m, 'the sync port too: devices reach it');
     t.match(runtimeStage, /^STOPSIGNAL SIGTERM$/m);
     t.match(runtimeStage, /^HEALTHCHECK .*CMD \["node", "dist\/scripts\/healthcheck\.js"\]$/m);
     t.match(runtimeStage, /^CMD \["npm", "start", "--silent"\]$/m, 'npm start without its banner');
