@@ -105,6 +105,13 @@ export async function runSupervisor(
   const { settings, gui, keySource, listeners, address, url, tls, lock, identity, store } = startup;
   let written = { address, url };
   const tlsFields = tls ? { tls: tls.source, fingerprint: fingerprint(tls.cert) } : {};
+  const stderr = new LossyOutput(2);
+  let firstWorker = io.firstWorker;
+  // The sync listener is not the REST interface's: a port another program holds is reported and tried
+  // again, and the service serves meanwhile.
+  const sync = new SyncListener({ listeners, logger, flag: settings.syncAddress });
+  let serveSync = (_listening: SyncListening): void => {};
+  await sync.start(store.config, (listening) => serveSync(listening));
   logger.info(
     {
       myID: identity.deviceId,
@@ -115,16 +122,11 @@ export async function runSupervisor(
       config: join(settings.home, CONFIG_FILE),
       identity: identity.source,
       ...tlsFields,
+      // Where other devices reach it: each listen address, as bound.
+      sync: Object.entries(sync.listening).map(([text, { bound, error }]) => bound ?? `${text}: ${error}`),
     },
     'supervisor started',
   );
-  const stderr = new LossyOutput(2);
-  let firstWorker = io.firstWorker;
-  // The sync listener is not the REST interface's: a port another program holds is reported and tried
-  // again, and the service serves meanwhile.
-  const sync = new SyncListener({ listeners, logger, flag: settings.syncAddress });
-  let serveSync = (_listening: SyncListening): void => {};
-  await sync.start(store.config, (listening) => serveSync(listening));
   const supervisor = new Supervisor({
     settings,
     worker: {

@@ -53,6 +53,14 @@ export function statusTable(status: Status): string {
   }
   if (myID && pid !== undefined) rows.push(['device', myID]);
   rows.push(['address', String(status.guiAddressUsed ?? '?')]);
+  // Where other devices reach it: each listen address as bound (its first LAN address), or why not.
+  for (const [text, entry] of Object.entries(status.connectionServiceStatus ?? {})) {
+    const where = entry.lanAddresses[0];
+    rows.push([
+      'sync',
+      entry.error ? `${text}: ${entry.error}` : where && where !== text ? `${where} (${text})` : text,
+    ]);
+  }
   if (status.memory)
     rows.push([
       'memory',

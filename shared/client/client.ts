@@ -23,6 +23,8 @@ export interface Status {
   guiAddressUsed: string;
   memory: { rss: number; heapUsed: number };
   supervisor: { pid: number; startTime: string; restarts: number; crashes: number };
+  /** Each listen address for other devices: where it listens (lanAddresses), or why not. */
+  connectionServiceStatus?: Record<string, { error: string | null; lanAddresses: string[] }>;
   [other: string]: unknown;
 }
 

@@ -172,7 +172,9 @@ t.test(
       myID,
       'on every response',
     );
-    t.equal((await service.waitForLog((line) => line.msg === 'supervisor started')).myID, myID);
+    const started = await service.waitForLog((line) => line.msg === 'supervisor started');
+    t.equal(started.myID, myID);
+    t.match(started.sync, [/^tcp:\/\/127\.0\.0\.1:[1-9]\d*$/], 'and where devices reach it');
     const out: string[] = [];
     t.equal(
       await runCli(['id', '--home', service.home], { env: {}, out: (text) => out.push(text), err: () => {} }),

@@ -45,6 +45,12 @@ t.test(
       ),
     );
     t.match(status.out, /^supervisor +pid \d+, since .*, 0 restarts, 0 crashes$/m);
+    // The harness listens for devices at tcp://127.0.0.1:0: the port it got.
+    t.match(
+      status.out,
+      /^sync +tcp:\/\/127\.0\.0\.1:[1-9]\d* \(tcp:\/\/127\.0\.0\.1:0\)$/m,
+      'where devices reach it',
+    );
     t.equal(JSON.parse((await syncd(['status', '--json'], env)).out).pid, workerPid);
 
     t.equal((await syncd(['errors'], env)).out, 'no recent errors');
