@@ -305,11 +305,33 @@ export function wantsHelp(argv: readonly string[]): boolean {
 }
 
 export function usage(): string {
-  const lines = Object.values(settingSpecs).map((spec: SettingSpec) => {
-    const dflt = spec.default === undefined ? '' : ` (default ${spec.default})`;
-    return `  --${spec.flag.padEnd(14)} ${spec.env.padEnd(20)} ${spec.help}${dflt}`;
+  const specs: SettingSpec[] = Object.values(settingSpecs);
+  const flagWidth = Math.max(...specs.map((spec) => spec.flag.length + 2));
+  const envWidth = Math.max(...specs.map((spec) => spec.env.length));
+  const indent = 2 + flagWidth + 2 + envWidth + 2;
+  const lines = specs.map((spec) => {
+    // An empty default says nothing: it is left out.
+    const dflt = spec.default === undefined || spec.default === '' ? '' : ` (default ${spec.default})`;
+    const head = `  ${`--${spec.flag}`.padEnd(flagWidth)}  ${spec.env.padEnd(envWidth)}  `;
+    return head + wrap(`${spec.help}${dflt}`, HELP_WIDTH - indent).join(`\n${' '.repeat(indent)}`);
   });
   return ['Usage: syncd serve [options]', '', 'Options (flag, environment variable):', ...lines].join('\n');
+}
+
+// The help's width: a terminal's 100 columns at most, the descriptions wrapped within it.
+const HELP_WIDTH = 100;
+
+/** `text` cut into lines of at most `width` characters, at spaces (a longer word keeps its line). */
+function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line !== '' && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line === '' ? word : `${line} ${word}`;
+  }
+  return [...lines, line];
 }
 
 /** The home folder: the one given, else SYNCD_HOME, else the XDG state folder's `syncd`. */

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import t from 'tap';
-import { readSettings, SettingError } from '../../shared/settings.ts';
+import { readSettings, SettingError, usage } from '../../shared/settings.ts';
 
 t.test('defaults', async (t) => {
   const settings = readSettings([], { HOME: '/home/u' });
@@ -176,4 +176,19 @@ t.test('Syncthing’s STTRACE and STGUIASSETS, and their flags', async (t) => {
     name: 'SettingError',
     message: /^--gui-assets \/ STGUIASSETS: .*nowhere is not a folder/,
   });
+});
+
+t.test('serve --help: aligned columns within 100, no empty default', async (t) => {
+  const lines = usage().split('\n').slice(3);
+  t.ok(
+    lines.every((line) => line.length <= 100),
+    'every line within 100 columns',
+  );
+  t.notMatch(usage(), /\(default \)/);
+  const starts = new Set(
+    lines.map((line) =>
+      line.startsWith('  --') ? (/^( {2}--\S+ +\S+ +)/.exec(line)?.[1]?.length ?? 0) : line.search(/\S/),
+    ),
+  );
+  t.equal(starts.size, 1, 'every description starts in the same column');
 });
