@@ -1,7 +1,8 @@
 import type { Configuration } from '../../shared/config/defaults.ts';
+import type { Logger } from '../../shared/logger.ts';
 import type { EventLog } from '../events/event-log.ts';
 import type { PendingFolder } from '../index-db/index-db.ts';
-import { encryptedFor, foldersSharedWith, type OfferedFolder } from './cluster-config.ts';
+import { encryptedFor, folderDescription, foldersSharedWith, type OfferedFolder } from './cluster-config.ts';
 import type { DeviceStore } from './device-store.ts';
 
 /** Folders kept as pending at most, from one device and in all (Syncthing keeps every one). */
@@ -24,11 +25,13 @@ export class PendingFolders {
   readonly #store: DeviceStore;
   readonly #events: EventLog;
   readonly #myId: string;
+  readonly #logger: Logger | undefined;
 
-  constructor(options: { store: DeviceStore; events: EventLog; myId: string }) {
+  constructor(options: { store: DeviceStore; events: EventLog; myId: string; logger?: Logger }) {
     this.#store = options.store;
     this.#events = options.events;
     this.#myId = options.myId;
+    this.#logger = options.logger;
   }
 
   /** What Syncthing's GET /rest/cluster/pending/folders answers: by folder, the devices offering it. */
@@ -80,6 +83,13 @@ export class PendingFolders {
       });
       // Syncthing's deprecated event, still logged beside the new one.
       this.#events.log('FolderRejected', { folder: folder.id, folderLabel: folder.label, device });
+      // A new offer is said once, as Syncthing says it (model.go ccHandleFolders), with what to do.
+      if (!pending.some((known) => known.device === device && known.folder === folder.id)) {
+        this.#logger?.info(
+          { device, folder: folder.id },
+          `unexpected folder ${folderDescription(folder)} sent from device ${device}: it is not shared with that device here; accept it by adding it (POST /rest/config/folders, shared with the device), or dismiss it (DELETE /rest/cluster/pending/folders?folder=${folder.id}&device=${device})`,
+        );
+      }
     }
     this.#store.putPendingFolders(entries);
     const removed = [...expired]

@@ -6,6 +6,8 @@ import { memoryDeviceStore } from '../../../worker/devices/device-store.ts';
 import { PendingFolders } from '../../../worker/devices/pending-folders.ts';
 import { EventLog } from '../../../worker/events/event-log.ts';
 import { newDeviceId, testConfiguration, testDeviceId } from '../../helpers/config.ts';
+import { Writable } from 'node:stream';
+import { createLogger } from '../../../shared/logger.ts';
 
 const peer = newDeviceId();
 const other = newDeviceId();
@@ -84,4 +86,33 @@ t.test('dismissed, or shared, or from a device removed: gone', async (t) => {
   pending.offered(other, [offer('c')], none);
   pending.configured(testConfiguration({ devices: [{ deviceID: peer }] }));
   t.same(pending.list(), {}, 'the device that offered it is no longer configured');
+});
+
+t.test('a new offer is logged once, saying how to accept or dismiss it', async (t) => {
+  const lines: Array<{ msg: string }> = [];
+  const logger = createLogger(
+    'worker',
+    'info',
+    () => {},
+    new Writable({
+      write: (chunk, _encoding, done) => {
+        lines.push(JSON.parse(String(chunk)));
+        done();
+      },
+    }),
+  );
+  const pending = new PendingFolders({
+    store: memoryDeviceStore(),
+    events: new EventLog(),
+    myId: testDeviceId,
+    logger,
+  });
+  pending.offered(peer, [offer('photos', 'Photos')], config([]));
+  pending.offered(peer, [offer('photos', 'Photos')], config([]));
+  await new Promise((resolve) => setImmediate(resolve));
+  t.equal(lines.length, 1, 'once, not at every ClusterConfig');
+  t.match(
+    lines[0]?.msg,
+    /unexpected folder "Photos" \(photos\) sent from device .*: .*POST \/rest\/config\/folders.*DELETE \/rest\/cluster\/pending\/folders\?folder=photos/,
+  );
 });
