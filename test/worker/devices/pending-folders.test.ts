@@ -1,13 +1,13 @@
+import { Writable } from 'node:stream';
 import { create } from '@bufbuild/protobuf';
 import t from 'tap';
 import { rawDeviceId } from '../../../shared/device-id.ts';
+import { createLogger } from '../../../shared/logger.ts';
 import { FolderSchema } from '../../../worker/bep/bep_pb.ts';
 import { memoryDeviceStore } from '../../../worker/devices/device-store.ts';
 import { PendingFolders } from '../../../worker/devices/pending-folders.ts';
 import { EventLog } from '../../../worker/events/event-log.ts';
 import { newDeviceId, testConfiguration, testDeviceId } from '../../helpers/config.ts';
-import { Writable } from 'node:stream';
-import { createLogger } from '../../../shared/logger.ts';
 
 const peer = newDeviceId();
 const other = newDeviceId();
