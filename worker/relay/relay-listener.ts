@@ -1,3 +1,4 @@
+import { formatAddress } from '../../shared/address.ts';
 import type { Logger } from '../../shared/logger.ts';
 import type { DeviceCredentials } from '../bep/tls-options.ts';
 import { openRelayConnection, parseRelayUrl, type RelayUrl, unexpected } from './relay-connection.ts';
@@ -106,7 +107,7 @@ export class RelayListener {
       if (answer.type !== 'Response' || answer.code !== RESPONSE_SUCCESS) throw unexpected(answer);
       this.#status = { error: null, url: relay.text };
       joined();
-      logger.info({ relay: relay.text }, `joined relay relay://${hostPort(relay)}`);
+      logger.info({ relay: relay.text }, `joined relay relay://${formatAddress(relay)}`);
       for (;;) {
         const message = await connection.next(SILENCE_TIMEOUT_MS);
         if (message.type === 'Ping') connection.send({ type: 'Pong' });
@@ -123,7 +124,7 @@ export class RelayListener {
 
   #failed(relay: RelayUrl | undefined, error: Error): void {
     if (this.#stopped) return;
-    const where = relay ? `relay://${hostPort(relay)}` : this.text;
+    const where = relay ? `relay://${formatAddress(relay)}` : this.text;
     // One relay of a pool failing is the pool's business (Syncthing logs it at debug).
     const pooled = relay !== undefined && relay.text !== this.text;
     if (this.#status.error !== error.message)
@@ -144,8 +145,4 @@ export class RelayListener {
       };
     });
   }
-}
-
-function hostPort({ host, port }: RelayUrl): string {
-  return `${host.includes(':') ? `[${host}]` : host}:${port}`;
 }

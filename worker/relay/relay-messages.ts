@@ -8,9 +8,9 @@ export const MAX_MESSAGE_BYTES = 1024;
 // XDR opaque<32>: keys, device IDs and addresses.
 const MAX_OPAQUE = 32;
 
+// A Response's code for success (protocol.go); the others (1 not found, 2 already connected) come as
+// errors named by their message.
 export const RESPONSE_SUCCESS = 0;
-export const RESPONSE_NOT_FOUND = 1;
-export const RESPONSE_ALREADY_CONNECTED = 2;
 
 export type RelayMessage =
   | { type: 'Ping' }
