@@ -11,10 +11,12 @@ if (argv[0] === 'serve') {
   process.exit(await serveFromCommandLine(argv.slice(1), signals));
 }
 const { runCli } = await import('./cli/run.ts');
+const { text } = await import('node:stream/consumers');
 process.exit(
   await runCli(argv, {
     env: process.env,
     out: (text) => process.stdout.write(`${text}\n`),
     err: (text) => process.stderr.write(`${text}\n`),
+    readInput: () => text(process.stdin),
   }),
 );

@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type Address, parseAddress } from './address.ts';
 import { parseDuration } from './duration.ts';
+import { HELP_WIDTH, wrap } from './help-text.ts';
 import { formatSyncUrl, parseSyncUrl } from './sync-url.ts';
 import { parseFacilityList } from './debug-facilities.ts';
 
@@ -316,22 +317,6 @@ export function usage(): string {
     return head + wrap(`${spec.help}${dflt}`, HELP_WIDTH - indent).join(`\n${' '.repeat(indent)}`);
   });
   return ['Usage: syncd serve [options]', '', 'Options (flag, environment variable):', ...lines].join('\n');
-}
-
-// The help's width: a terminal's 100 columns at most, the descriptions wrapped within it.
-const HELP_WIDTH = 100;
-
-/** `text` cut into lines of at most `width` characters, at spaces (a longer word keeps its line). */
-function wrap(text: string, width: number): string[] {
-  const lines: string[] = [];
-  let line = '';
-  for (const word of text.split(' ')) {
-    if (line !== '' && line.length + 1 + word.length > width) {
-      lines.push(line);
-      line = word;
-    } else line = line === '' ? word : `${line} ${word}`;
-  }
-  return [...lines, line];
 }
 
 /** The home folder: the one given, else SYNCD_HOME, else the XDG state folder's `syncd`. */

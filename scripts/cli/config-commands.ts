@@ -1,5 +1,7 @@
-import type { DeviceConnection, FolderStatus, SyncdClient } from '../../shared/client/client.ts';
+import type { SyncdClient } from '../../shared/client/client.ts';
 import type { DeviceConfiguration, FolderConfiguration } from '../../shared/config/defaults.ts';
+import { listDevices } from './device-list.ts';
+import { listFolders } from './folder-list.ts';
 
 /** A mistake in how the command was called: exit code 2 (see run.ts). */
 export class ConfigUsageError extends Error {}
@@ -30,16 +32,9 @@ export async function devicesCommand(
   if (rest.length > 0) throw new ConfigUsageError(`devices ${sub}: unexpected "${rest.join(' ')}"`);
   const myID = (await client.status()).myID;
   switch (sub) {
-    case undefined: {
-      const devices = await client.devices();
-      // What is connected, and who is knocking: shown when the service holds them (not mid-restart).
-      const [{ connections }, pending] = await Promise.all([
-        client.connections(),
-        client.pendingDevices().catch(() => ({})),
-      ]);
-      print(devices, devicesTable(devices, myID, connections, pending));
+    case undefined:
+      await listDevices(client, myID, print);
       return;
-    }
     case 'add': {
       const deviceID = needId(sub, id, 'a device ID');
       const device: Partial<DeviceConfiguration> & { deviceID: string } = { deviceID };
@@ -72,7 +67,7 @@ export async function devicesCommand(
   }
 }
 
-/** `syncd folders [add ID PATH | remove ID | pause ID | resume ID]`. */
+/** `syncd folders [add | edit | share | unshare | override | revert | pause | resume | remove]`. */
 export async function foldersCommand(
   client: SyncdClient,
   args: string[],
@@ -80,22 +75,17 @@ export async function foldersCommand(
   print: Print,
 ): Promise<void> {
   const [sub, id, path, ...rest] = args;
+  if (sub === 'share' || sub === 'unshare') {
+    await shareCommand(client, sub, needId(sub, id, 'a folder ID'), args.slice(2), print);
+    return;
+  }
   if (rest.length > 0 || (path !== undefined && sub !== 'add')) {
     throw new ConfigUsageError(`folders ${sub}: unexpected "${args.slice(sub === 'add' ? 3 : 2).join(' ')}"`);
   }
   switch (sub) {
-    case undefined: {
-      const folders = await client.folders();
-      // The state of each: unknown for the moment the index changes hands between workers.
-      const statuses = await Promise.all(
-        folders.map((folder) => client.folderStatus(folder.id).catch(() => undefined)),
-      );
-      print(
-        folders.map((folder, i) => ({ ...folder, status: statuses[i] ?? null })),
-        foldersTable(folders, statuses),
-      );
+    case undefined:
+      await listFolders(client, print);
       return;
-    }
     case 'add': {
       const folderId = needId(sub, id, 'a folder ID');
       if (path === undefined)
@@ -130,8 +120,41 @@ export async function foldersCommand(
       await client.changeFolder(needId(sub, id, 'a folder ID'), { paused: sub === 'pause' });
       print({ ok: sub === 'pause' ? 'paused' : 'resumed', id }, `folder ${id} ${sub}d`);
       return;
+    case 'edit': {
+      const folderId = needId(sub, id, 'a folder ID');
+      const change: Partial<FolderConfiguration> = {};
+      if (options.label !== undefined) change.label = options.label;
+      if (options.type !== undefined) change.type = options.type;
+      if (Object.keys(change).length === 0)
+        throw new ConfigUsageError('folders edit needs --label or --type: what to change');
+      await client.changeFolder(folderId, change);
+      print({ ok: 'changed', id: folderId, ...change }, `folder ${folderId} changed: ${describe(change)}`);
+      return;
+    }
+    case 'override':
+    case 'revert': {
+      const folderId = needId(sub, id, 'a folder ID');
+      const folder = (await client.folders()).find((entry) => entry.id === folderId);
+      const wanted = sub === 'override' ? 'sendonly' : 'receiveonly';
+      // Syncthing answers 200 and does nothing for a folder of another type: a person is told.
+      if (folder && folder.type !== wanted) {
+        throw new ConfigRefusal(
+          `folder ${folderId} is ${folder.type}: ${sub} is for ${wanted} folders (${sub === 'override' ? 'it makes their versions win over the changes of others' : 'it undoes their local changes'})`,
+        );
+      }
+      await (sub === 'override' ? client.override(folderId) : client.revert(folderId));
+      print(
+        { ok: sub === 'override' ? 'overridden' : 'reverted', id: folderId },
+        sub === 'override'
+          ? `folder ${folderId} overridden: its versions are the global ones again`
+          : `folder ${folderId} reverted: its local changes are undone`,
+      );
+      return;
+    }
     default:
-      throw new ConfigUsageError(`folders takes nothing, add, remove, pause or resume, not "${sub}"`);
+      throw new ConfigUsageError(
+        `folders takes nothing, add, edit, share, unshare, override, revert, pause, resume or remove, not "${sub}"`,
+      );
   }
 }
 
@@ -140,53 +163,51 @@ function needId(sub: string, id: string | undefined, what: string): string {
   return id;
 }
 
-function devicesTable(
-  devices: DeviceConfiguration[],
-  myID: string,
-  connections: Record<string, DeviceConnection>,
-  pending: Record<string, { name: string; address: string }>,
-): string {
-  if (devices.length === 0) return 'no devices';
-  const lines = devices.map((device) => {
-    const connection = connections[device.deviceID];
-    const state =
-      device.deviceID === myID
-        ? 'this device'
-        : device.paused
-          ? 'paused'
-          : connection?.connected
-            ? `connected at ${connection.address}, ${connection.clientVersion}`
-            : 'not connected';
-    return `${device.deviceID}  ${device.name || '(no name)'}  ${device.addresses.join(' ')}  (${state})`;
-  });
-  for (const [id, { name, address }] of Object.entries(pending)) {
-    lines.push(
-      `${id}  ${name || '(no name)'}  (pending: connected from ${address}, not configured; add it to accept it)`,
-    );
-  }
-  return lines.join('\n');
+function describe(change: Partial<FolderConfiguration>): string {
+  return Object.entries(change)
+    .map(([field, value]) => `${field} ${JSON.stringify(value)}`)
+    .join(', ');
 }
 
-function foldersTable(folders: FolderConfiguration[], statuses: Array<FolderStatus | undefined>): string {
-  if (folders.length === 0) return 'no folders';
-  return folders
-    .map((folder, i) => {
-      const status = statuses[i];
-      const state = status
-        ? `${status.state}${status.error ? ` (${status.error})` : ''}, ${status.localFiles} files, ${status.localDirectories} directories, ${bytes(status.localBytes)}${status.errors > 0 ? `, ${status.errors} errors` : ''}`
-        : 'state unknown';
-      return `${folder.id}  ${folder.path}  ${folder.type}  shared with ${folder.devices.length - 1} device(s)  ${state}`;
-    })
-    .join('\n');
-}
-
-function bytes(count: number): string {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let value = count;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit += 1;
+/** `folders share ID DEVICE...` and `folders unshare ID DEVICE...`: the folder's device list changed. */
+async function shareCommand(
+  client: SyncdClient,
+  sub: 'share' | 'unshare',
+  id: string,
+  deviceIds: string[],
+  print: Print,
+): Promise<void> {
+  if (deviceIds.length === 0) throw new ConfigUsageError(`folders ${sub} needs the folder ID and DEVICE IDs`);
+  const folder = (await client.folders()).find((entry) => entry.id === id);
+  if (!folder) throw new ConfigRefusal(`no folder with ID "${id}": syncd folders lists them`);
+  const shared = new Set(folder.devices.map((device) => device.deviceID));
+  const myID = (await client.status()).myID;
+  let devices = folder.devices;
+  if (sub === 'share') {
+    const known = new Set((await client.devices()).map((device) => device.deviceID));
+    const unknown = deviceIds.filter((device) => !known.has(device));
+    if (unknown.length > 0) {
+      throw new ConfigRefusal(
+        `${unknown.join(', ')} ${unknown.length === 1 ? 'is' : 'are'} not configured: syncd devices add ID first`,
+      );
+    }
+    devices = [
+      ...devices,
+      ...deviceIds
+        .filter((device) => !shared.has(device))
+        .map((deviceID) => ({ deviceID, introducedBy: '', encryptionPassword: '' })),
+    ];
+  } else {
+    if (deviceIds.includes(myID)) throw new ConfigRefusal('a folder stays shared with this device');
+    const strangers = deviceIds.filter((device) => !shared.has(device));
+    if (strangers.length > 0)
+      throw new ConfigRefusal(`folder ${id} is not shared with ${strangers.join(', ')}`);
+    devices = devices.filter((device) => !deviceIds.includes(device.deviceID));
   }
-  return `${unit === 0 ? value : value.toFixed(1)} ${units[unit]}`;
+  await client.changeFolder(id, { devices });
+  const others = devices.filter((device) => device.deviceID !== myID).length;
+  print(
+    { ok: sub === 'share' ? 'shared' : 'unshared', id, devices: devices.map((device) => device.deviceID) },
+    `folder ${id} ${sub === 'share' ? 'shared with' : 'no longer shared with'} ${deviceIds.join(', ')}; now with ${others} device(s)`,
+  );
 }

@@ -14,7 +14,11 @@ import {
   foldersCommand,
 } from './config-commands.ts';
 import { errorsTable, statusTable, versionsTable } from './format.ts';
+import { ignoresCommand } from './ignores-command.ts';
+import { needCommand } from './need-command.ts';
+import { pendingCommand } from './pending-command.ts';
 import { commandHelp, globalHelp } from './usage.ts';
+import { watchCommand, type WatchOptions } from './watch-command.ts';
 
 export const EXIT_OK = 0;
 export const EXIT_FAILED = 1;
@@ -24,6 +28,8 @@ export interface CliIo {
   env: NodeJS.ProcessEnv;
   out(text: string): void;
   err(text: string): void;
+  /** Standard input, whole (for `ignores set FOLDER -`). */
+  readInput?(): Promise<string>;
 }
 
 /** A mistake in how the command was called: exit code 2. */
@@ -52,6 +58,7 @@ interface Options {
   wait: boolean;
   tls?: boolean;
   timeoutMs: number;
+  watch: WatchOptions;
   config: ConfigCommandOptions;
 }
 
@@ -106,6 +113,9 @@ function parse(argv: readonly string[]) {
         type: { type: 'string' },
         share: { type: 'string', multiple: true },
         replace: { type: 'boolean' },
+        events: { type: 'string' },
+        disk: { type: 'boolean' },
+        count: { type: 'string' },
         version: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -128,19 +138,28 @@ function parse(argv: readonly string[]) {
   if (values.wait && command !== 'restart' && command !== 'shutdown' && command !== 'reset') {
     throw new UsageError('--wait goes with restart, shutdown and reset only');
   }
-  const deviceOptions = values.name !== undefined || values['device-address'] !== undefined;
-  const folderOptions = values.label !== undefined || values.type !== undefined || values.share !== undefined;
-  if ((deviceOptions && command !== 'devices') || (folderOptions && command !== 'folders')) {
-    throw new UsageError(
-      '--name and --device-address go with devices add; --label, --type and --share with folders add',
-    );
-  }
-  if (
-    values.replace !== undefined &&
-    ((command !== 'devices' && command !== 'folders') || args[0] !== 'add')
-  ) {
-    throw new UsageError('--replace goes with devices add and folders add');
-  }
+  const goesWith = (option: string, forms: string[]) => {
+    const form = `${command} ${args[0] ?? ''}`.trim();
+    if (
+      !forms.some(
+        (allowed) => form === allowed || (allowed.endsWith(' *') && command === allowed.slice(0, -2)),
+      )
+    )
+      throw new UsageError(`--${option} goes with ${forms.map((f) => f.replace(/ \*$/, '')).join(', ')}`);
+  };
+  const given = (name: keyof typeof values) => values[name] !== undefined && values[name] !== false;
+  if (given('name')) goesWith('name', ['devices add', 'pending accept']);
+  if (given('device-address')) goesWith('device-address', ['devices add']);
+  if (given('label')) goesWith('label', ['folders add', 'folders edit']);
+  if (given('type')) goesWith('type', ['folders add', 'folders edit', 'pending accept']);
+  if (given('share')) goesWith('share', ['folders add']);
+  if (given('replace')) goesWith('replace', ['devices add', 'folders add']);
+  for (const name of ['events', 'disk', 'count'] as const) if (given(name)) goesWith(name, ['watch']);
+  const count = values.count === undefined ? undefined : Number(values.count);
+  if (count !== undefined && !(Number.isSafeInteger(count) && count > 0))
+    throw new UsageError(`--count: "${values.count}" is not a whole number of events above 0`);
+  if (values.disk && values.events !== undefined)
+    throw new UsageError('--disk and --events go apart: the disk events are a stream of their own');
   const options: Options = {
     address: values.address,
     apiKey: values['api-key'],
@@ -149,6 +168,13 @@ function parse(argv: readonly string[]) {
     wait: values.wait,
     tls: values.tls,
     timeoutMs: timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    watch: {
+      types: values.events,
+      disk: values.disk === true,
+      count,
+      forMs: timeoutMs,
+      json: values.json,
+    },
     config: {
       name: values.name,
       deviceAddress: values['device-address'],
@@ -186,7 +212,7 @@ async function run(
   });
   const print = (json: unknown, text: string) => io.out(options.json ? JSON.stringify(json) : text);
   try {
-    return await runCommand(command, args, options, { client, target, print, noArgs });
+    return await runCommand(command, args, options, { client, target, print, noArgs, io });
   } catch (error) {
     throw explain(error, target);
   }
@@ -197,13 +223,14 @@ interface CommandContext {
   target: Target;
   print: (json: unknown, text: string) => void;
   noArgs: () => void;
+  io: CliIo;
 }
 
 async function runCommand(
   command: string | undefined,
   args: string[],
   options: Options,
-  { client, target, print, noArgs }: CommandContext,
+  { client, target, print, noArgs, io }: CommandContext,
 ): Promise<number> {
   switch (command) {
     case 'ping': {
@@ -287,6 +314,19 @@ async function runCommand(
       return EXIT_OK;
     case 'versions':
       return versionsCommand(client, args, print);
+    case 'need':
+      await needCommand(client, args, print);
+      return EXIT_OK;
+    case 'pending':
+      await pendingCommand(client, args, options.config, print);
+      return EXIT_OK;
+    case 'ignores':
+      await ignoresCommand(client, args, print, io.readInput ?? noInput);
+      return EXIT_OK;
+    case 'watch':
+      noArgs();
+      await watchCommand(target, options.watch, io);
+      return EXIT_OK;
     case 'id': {
       noArgs();
       // The certificate in the home says it even while the service is stopped.
@@ -395,3 +435,7 @@ async function errorsCommand(
 }
 
 const DEFAULT_TIMEOUT_MS = 10_000;
+
+async function noInput(): Promise<string> {
+  throw new UsageError('- reads standard input, and this caller gives none');
+}

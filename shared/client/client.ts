@@ -36,6 +36,13 @@ export interface FolderStatus {
   localBytes: number;
   errors: number;
   sequence: number;
+  globalBytes: number;
+  inSyncBytes: number;
+  needBytes: number;
+  needTotalItems: number;
+  receiveOnlyTotalItems: number;
+  receiveOnlyChangedBytes: number;
+  pullErrors: number;
   [other: string]: unknown;
 }
 
@@ -75,6 +82,42 @@ export interface FileVersionShown {
   versionTime: string;
   modTime: string;
   size: number;
+}
+
+/** A folder offered by other devices, as GET /rest/cluster/pending/folders lists it. */
+export interface PendingFolder {
+  offeredBy: Record<
+    string,
+    { time: string; label: string; receiveEncrypted: boolean; remoteEncrypted: boolean }
+  >;
+}
+
+/** A file as the need and local-changes lists show it. */
+export interface NeededFile {
+  name: string;
+  type: string;
+  size: number;
+  deleted: boolean;
+  modified: string;
+  [other: string]: unknown;
+}
+
+/** One page of GET /rest/db/need. */
+export interface NeedPage {
+  progress: NeededFile[];
+  queued: NeededFile[];
+  rest: NeededFile[];
+  page: number;
+  perpage: number;
+}
+
+/** One event of GET /rest/events. */
+export interface ServiceEvent {
+  id: number;
+  globalID: number;
+  time: string;
+  type: string;
+  data: unknown;
 }
 
 export class SyncdClient {
@@ -203,6 +246,98 @@ export class SyncdClient {
       JSON.stringify(versions),
       'application/json',
     );
+  }
+
+  /** The folders devices offer that are not shared with them here, by folder ID. */
+  pendingFolders(): Promise<Record<string, PendingFolder>> {
+    return this.call('GET', '/rest/cluster/pending/folders');
+  }
+
+  /** How much of the global versions a device has (this one when none is given), in all folders or one. */
+  completion(
+    deviceId?: string,
+    folder?: string,
+  ): Promise<{ completion: number; needBytes: number; needItems: number }> {
+    const params = new URLSearchParams();
+    if (deviceId !== undefined) params.set('device', deviceId);
+    if (folder !== undefined) params.set('folder', folder);
+    return this.call('GET', `/rest/db/completion?${params}`);
+  }
+
+  /** What a folder added without them gets: GET /rest/config/defaults/folder. */
+  folderDefaults(): Promise<FolderConfiguration> {
+    return this.call('GET', '/rest/config/defaults/folder');
+  }
+
+  /** Forgets a pending device until it connects again. */
+  dismissPendingDevice(deviceId: string): Promise<unknown> {
+    return this.call('DELETE', `/rest/cluster/pending/devices${deviceQuery(deviceId)}`);
+  }
+
+  /** Forgets a pending folder offered by one device, or by every device, until offered again. */
+  dismissPendingFolder(id: string, deviceId?: string): Promise<unknown> {
+    const device = deviceId === undefined ? '' : `&device=${encodeURIComponent(deviceId)}`;
+    return this.call('DELETE', `/rest/cluster/pending/folders?folder=${encodeURIComponent(id)}${device}`);
+  }
+
+  /** What this device lacks of the folder's global versions, one page (GET /rest/db/need). */
+  need(id: string, page = 1, perpage = 100): Promise<NeedPage> {
+    return this.call('GET', `/rest/db/need?folder=${encodeURIComponent(id)}&page=${page}&perpage=${perpage}`);
+  }
+
+  /** The changes a receive-only folder keeps (what a revert gives up), one page. */
+  localChanged(id: string, page = 1, perpage = 100): Promise<{ files: NeededFile[] }> {
+    return this.call(
+      'GET',
+      `/rest/db/localchanged?folder=${encodeURIComponent(id)}&page=${page}&perpage=${perpage}`,
+    );
+  }
+
+  /** The items the folder failed to sync or scan, and why (GET /rest/folder/errors). */
+  folderErrors(id: string): Promise<{ errors: Array<{ path: string; error: string }> | null }> {
+    return this.call('GET', `/rest/folder/errors?folder=${encodeURIComponent(id)}`);
+  }
+
+  /** A send-only folder's versions made the global ones again (POST /rest/db/override). */
+  override(id: string): Promise<unknown> {
+    return this.call('POST', `/rest/db/override?folder=${encodeURIComponent(id)}`);
+  }
+
+  /** A receive-only folder's local changes undone (POST /rest/db/revert). */
+  revert(id: string): Promise<unknown> {
+    return this.call('POST', `/rest/db/revert?folder=${encodeURIComponent(id)}`);
+  }
+
+  /** The folder's .stignore: its lines as written (`ignore`) and the patterns they expand to. */
+  ignores(id: string): Promise<{ ignore: string[] | null; expanded: string[] | null }> {
+    return this.call('GET', `/rest/db/ignores?folder=${encodeURIComponent(id)}`);
+  }
+
+  /** Replaces the folder's .stignore with these lines. */
+  setIgnores(id: string, lines: string[]): Promise<unknown> {
+    return this.call(
+      'POST',
+      `/rest/db/ignores?folder=${encodeURIComponent(id)}`,
+      JSON.stringify({ ignore: lines }),
+      'application/json',
+    );
+  }
+
+  /**
+   * Events after `since` (GET /rest/events, or /rest/events/disk), waiting up to `timeoutS` for one;
+   * `limit` keeps the newest only.
+   */
+  events(query: {
+    since: number;
+    timeoutS: number;
+    types?: string;
+    limit?: number;
+    disk?: boolean;
+  }): Promise<ServiceEvent[]> {
+    const params = new URLSearchParams({ since: String(query.since), timeout: String(query.timeoutS) });
+    if (query.types !== undefined) params.set('events', query.types);
+    if (query.limit !== undefined) params.set('limit', String(query.limit));
+    return this.call('GET', `/rest/events${query.disk ? '/disk' : ''}?${params}`);
   }
 
   removeFolder(id: string): Promise<unknown> {

@@ -275,7 +275,7 @@ t.test('bad usage: exit 2 and what was wrong', async (t) => {
     [['errors', 'add'], /errors add needs the MESSAGE/],
     [['ping', '--colour'], /Unknown option '--colour'/],
     [['ping', '--timeout', 'soon'], /--timeout: "soon" is not a positive duration/],
-    [['ping', '--replace'], /--replace goes with devices add and folders add/],
+    [['ping', '--replace'], /--replace goes with devices add, folders add/],
   ];
   for (const [args, message] of cases) {
     const result = await syncd(args);
