@@ -32,7 +32,8 @@ export async function needCommand(client: SyncdClient, args: string[], print: Pr
         ? 'differs from the global versions (syncd folders override undoes that)'
         : `needs, ${inSyncPercent(status)}% in sync`;
     lines.push(`folder ${folder} ${what}: ${status.needTotalItems} items, ${bytes(status.needBytes)}`);
-    lines.push(...needed.map(item));
+    lines.push(...need.progress.map((file) => item(file, 'being pulled')));
+    lines.push(...[...need.queued, ...need.rest].map((file) => item(file)));
     if (status.needTotalItems > needed.length)
       lines.push(`  … and ${status.needTotalItems - needed.length} more`);
   }
@@ -40,7 +41,7 @@ export async function needCommand(client: SyncdClient, args: string[], print: Pr
     lines.push(
       `local changes (syncd folders revert ${folder} undoes them): ${status.receiveOnlyTotalItems} items`,
     );
-    lines.push(...changed.files.map(item));
+    lines.push(...changed.files.map((file) => item(file)));
     if (status.receiveOnlyTotalItems > changed.files.length)
       lines.push(`  … and ${status.receiveOnlyTotalItems - changed.files.length} more`);
   }
@@ -58,9 +59,10 @@ const kinds: Record<string, string> = {
   FILE_INFO_TYPE_SYMLINK: 'symlink',
 };
 
-function item(file: NeededFile): string {
+function item(file: NeededFile, now = ''): string {
   const kind = kinds[file.type] ?? file.type;
-  if (file.deleted) return `  ${file.name}  (${kind} deleted)`;
+  const doing = now === '' ? '' : `, ${now}`;
+  if (file.deleted) return `  ${file.name}  (${kind} deleted${doing})`;
   const size = kind === 'file' ? `, ${bytes(file.size)}` : '';
-  return `  ${file.name}  (${kind}${size}, modified ${localTime(file.modified)})`;
+  return `  ${file.name}  (${kind}${size}, modified ${localTime(file.modified)}${doing})`;
 }

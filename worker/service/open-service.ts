@@ -209,6 +209,7 @@ export async function openService(context: ServiceContext): Promise<SyncService>
       connections,
       discovery,
       relays,
+      progress,
     }),
     db,
     indexError,

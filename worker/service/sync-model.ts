@@ -4,6 +4,7 @@ import type { WorkerConfig } from '../config/worker-config.ts';
 import { type DeviceConnections, shownVersion } from '../devices/device-connections.ts';
 import type { Discovery } from '../discovery/discovery.ts';
 import type { RelayListeners } from '../relay/relay-listeners.ts';
+import type { DownloadProgress } from '../sync/download-progress.ts';
 import type { FolderRunner } from '../folders/folder-runner.ts';
 import { folderSummary } from '../folders/folder-summary.ts';
 import type { Folders } from '../folders/folders.ts';
@@ -35,6 +36,8 @@ export interface ModelParts {
   connections: DeviceConnections;
   discovery: Discovery;
   relays: RelayListeners;
+  /** The files being pulled, block by block. */
+  progress: DownloadProgress;
 }
 
 /** The SyncModel over the engine: each method one rule, delegating to the folders, index and devices. */
@@ -86,9 +89,22 @@ export class EngineModel implements SyncModel {
     const { db } = this.#parts;
     if (!db) return [];
     const of = device ?? LOCAL;
-    return pageOf(folderNeed(db, folder, of).needed, page).map(
+    let { needed } = folderNeed(db, folder, of);
+    // This device's files being pulled come first, as Syncthing's NeedFolderFiles lists its progress.
+    const pulling = device === undefined ? this.pulling(folder) : new Set<string>();
+    if (pulling.size > 0) {
+      needed = [
+        ...needed.filter((item) => pulling.has(item.name)),
+        ...needed.filter((item) => !pulling.has(item.name)),
+      ];
+    }
+    return pageOf(needed, page).map(
       (item) => fullRecords(db, folder, item, device)?.global ?? item.global,
     );
+  }
+
+  pulling(folder: string): ReadonlySet<string> {
+    return this.#parts.progress.pulling(folder);
   }
 
   localChanged(folder: string, page: Page) {

@@ -60,6 +60,11 @@ export class DownloadProgress {
     return this.#updated;
   }
 
+  /** The names of the folder's files being pulled now. */
+  pulling(folder: string): ReadonlySet<string> {
+    return new Set(this.#files.get(folder)?.keys());
+  }
+
   /** By folder and name, as the event carries it. */
   snapshot(): Record<string, Record<string, FileProgress>> {
     const out: Record<string, Record<string, FileProgress>> = {};

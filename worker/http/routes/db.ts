@@ -110,11 +110,15 @@ export async function dbRoutes(app: FastifyInstance, options: DbRouteOptions): P
     return model.browse(id, prefix.replace(/\/+$/, ''), depth, dirsonly !== undefined && dirsonly !== '');
   });
 
-  // What this device needs of the global versions, in Syncthing's pages (nothing is queued apart).
+  // What this device needs of the global versions, in Syncthing's pages: the files being pulled in
+  // `progress`, the rest after them (nothing is queued apart).
   const need = (request: FastifyRequest, id: string, model: SyncModel) => {
     const { page, perpage } = paging(request);
-    const rest = model.need(id, { page, perpage }).map(restFile);
-    return { progress: [], queued: [], rest, page, perpage };
+    const pulling = model.pulling(id);
+    const files = model.need(id, { page, perpage });
+    const progress = files.filter((file) => pulling.has(file.name)).map(restFile);
+    const rest = files.filter((file) => !pulling.has(file.name)).map(restFile);
+    return { progress, queued: [], rest, page, perpage };
   };
   app.get('/rest/db/need', async (request) => {
     const { id, model } = folderOf(request);
