@@ -99,6 +99,8 @@ export class BepSession {
   #waitingBulk: Buffer[] = [];
   #first = true;
   #lastRead = Date.now();
+  #inBytes = 0;
+  #outBytes = 0;
   #lastWrite = Date.now();
   #timer: NodeJS.Timeout | undefined;
   #end: SessionEnd | undefined;
@@ -136,13 +138,17 @@ export class BepSession {
     socket.on('error', (error) => this.#ended({ reason: error.message, by: 'error' }));
   }
 
-  /** Bytes received and sent on the connection, TLS included. */
+  /**
+   * Bytes received and sent on the connection inside TLS, frames whole, as Syncthing counts them
+   * (lib/protocol/counting.go, over the TLS connection). A dialed connection's socket counts none of
+   * what it reads into its own buffer, so they are counted here.
+   */
   get inBytes(): number {
-    return tcpOf(this.socket).bytesRead;
+    return this.#inBytes;
   }
 
   get outBytes(): number {
-    return tcpOf(this.socket).bytesWritten;
+    return this.#outBytes;
   }
 
   get ended(): SessionEnd | undefined {
@@ -337,6 +343,7 @@ export class BepSession {
   }
 
   #put(bytes: Buffer, written?: () => void): void {
+    this.#outBytes += bytes.length;
     // Small messages sent in one pass of the event loop (a puller's Requests, small Responses) go out
     // in one write at its end (setImmediate: after every read and thread message of the pass, where
     // the end of the tick gathered only those of one): one encryption and one system call, where each
@@ -363,6 +370,7 @@ export class BepSession {
 
   #received(chunk: Buffer, transient: boolean): void {
     if (this.#end) return;
+    this.#inBytes += chunk.length;
     this.#lastRead = Date.now();
     const wait = this.#limits?.receive(chunk.length) ?? 0;
     if (wait > 0) this.#pauseReading(wait);
@@ -482,8 +490,3 @@ export class BepSession {
 
 // A message this large is written by itself rather than gathered with others (see #write).
 const WRITE_ALONE = 16 * 1024;
-
-// The TCP connection under the TLS one, whose counters include TLS's own bytes.
-function tcpOf(socket: TLSSocket): { bytesRead: number; bytesWritten: number } {
-  return (socket as TLSSocket & { _parent?: TLSSocket })._parent ?? socket;
-}

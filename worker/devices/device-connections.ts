@@ -47,6 +47,12 @@ export interface Connection {
   startedAt: Date;
 }
 
+/** Bytes received and sent. */
+export interface Traffic {
+  inBytes: number;
+  outBytes: number;
+}
+
 export interface DeviceConnectionsOptions {
   myId: string;
   credentials: DeviceCredentials;
@@ -100,6 +106,8 @@ export class DeviceConnections {
   readonly #bandwidth: BandwidthLimits;
   readonly #server: Server;
   readonly #connections = new Map<string, Connection>();
+  /** Bytes exchanged over each device's connections that have ended (see traffic). */
+  readonly #endedTraffic = new Map<string, Traffic>();
   /** Every socket not yet a connection, or one: closed with the service. */
   readonly #sockets = new Set<TLSSocket | Socket>();
   readonly #dialing = new Map<string, { timer?: NodeJS.Timeout; attempts: number; busy: boolean }>();
@@ -198,6 +206,21 @@ export class DeviceConnections {
 
   get connections(): ReadonlyMap<string, Connection> {
     return this.#connections;
+  }
+
+  /**
+   * Bytes received and sent with each device since the service started, as the connections count them,
+   * over ended connections and the current one: Syncthing 2.x's protocol counters
+   * (lib/protocol/counting.go), which only grow.
+   */
+  traffic(): Map<string, Traffic> {
+    const out = new Map<string, Traffic>();
+    for (const [device, ended] of this.#endedTraffic) out.set(device, { ...ended });
+    for (const [device, { session }] of this.#connections) {
+      const sum = out.get(device) ?? { inBytes: 0, outBytes: 0 };
+      out.set(device, { inBytes: sum.inBytes + session.inBytes, outBytes: sum.outBytes + session.outBytes });
+    }
+    return out;
   }
 
   /** The last dial to each address, keyed by address. */
@@ -498,6 +521,10 @@ export class DeviceConnections {
     this.#options.exchange?.forget(connection.peer);
     if (this.#connections.get(device) !== connection) return;
     this.#connections.delete(device);
+    const ended = this.#endedTraffic.get(device) ?? { inBytes: 0, outBytes: 0 };
+    ended.inBytes += connection.session.inBytes;
+    ended.outBytes += connection.session.outBytes;
+    this.#endedTraffic.set(device, ended);
     const now = new Date();
     this.#options.store.setDeviceStats(device, {
       lastSeen: now.toISOString(),

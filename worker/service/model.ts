@@ -56,6 +56,8 @@ export interface SyncModel {
 
   /** The devices connected now. */
   connections(): ReadonlyMap<string, ConnectedDevice>;
+  /** Bytes received and sent with each device since the service started, ended connections' included. */
+  traffic(): ReadonlyMap<string, { inBytes: number; outBytes: number }>;
   lastDialStatus(): Record<string, unknown>;
   /** The relay listen addresses, as connectionServiceStatus shows listeners. */
   relayStatus(): Record<string, unknown>;

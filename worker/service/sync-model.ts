@@ -236,6 +236,10 @@ export class EngineModel implements SyncModel {
     return out;
   }
 
+  traffic(): ReadonlyMap<string, { inBytes: number; outBytes: number }> {
+    return this.#parts.connections.traffic();
+  }
+
   lastDialStatus(): Record<string, unknown> {
     return this.#parts.connections.lastDialStatus;
   }

@@ -89,10 +89,19 @@ t.test('two syncd sides connect, and a pause closes the connection at once', asy
   await pollUntil('A connected to B', async () => sideA.connections.connections.get(b.id));
   const onB = await pollUntil('B connected to A', async () => sideB.connections.connections.get(a.id));
   t.match(onB, { type: 'tcp-server', clientName: 'syncd', crypto: /^TLS1\.3-/ });
+  // The Hellos and ClusterConfigs: what one side sent, the other received (inside TLS, dialed or
+  // accepted), kept once the connection has ended.
+  const during = await pollUntil('bytes counted alike on both sides', async () => {
+    const ab = sideA.connections.traffic().get(b.id);
+    const ba = sideB.connections.traffic().get(a.id);
+    return ab && ba && ab.outBytes > 0 && ab.outBytes === ba.inBytes && ab.inBytes === ba.outBytes && ab;
+  });
   await sideB.local.config.change((draft) => {
     for (const device of draft.devices) if (device.deviceID === a.id) device.paused = true;
   });
   await pollUntil('A disconnected', async () => !sideA.connections.connections.has(b.id));
+  const after = sideA.connections.traffic().get(b.id)!;
+  t.ok(after.inBytes >= during.inBytes && after.outBytes >= during.outBytes, 'the ended connection’s bytes');
   t.notOk(sideB.connections.connections.has(a.id), 'B closed it');
   const types = (await sideA.subscription.since(0, 0)).map((event) => event.type);
   t.match(types, ['DeviceConnected', 'ClusterConfigReceived', 'DeviceDisconnected']);
@@ -103,6 +112,10 @@ t.test('two syncd sides connect, and a pause closes the connection at once', asy
     for (const device of draft.devices) if (device.deviceID === a.id) device.paused = false;
   });
   await pollUntil('connected again on resume', async () => sideB.connections.connections.get(a.id));
+  await pollUntil('the new connection’s bytes added to them', async () => {
+    const traffic = sideA.connections.traffic().get(b.id)!;
+    return traffic.inBytes > after.inBytes && traffic.outBytes > after.outBytes;
+  });
 });
 
 t.test('a device connecting from outside its allowedNetworks is refused, and not dialed there', async (t) => {
