@@ -7,11 +7,9 @@ import { buildApp } from '../../../worker/http/app.ts';
 import { EventLog } from '../../../worker/events/event-log.ts';
 import { MARKER_MISSING, PATH_MISSING } from '../../../worker/folders/folder-runner.ts';
 import { INDEX_FILE } from '../../../worker/index-db/index-db.ts';
-import { openService, type SyncService } from '../../../worker/service/open-service.ts';
-import { appOptions, injector, silentLogger, testApiKey } from '../../helpers/app.ts';
-import { localConfig, testConfiguration, testDeviceId } from '../../helpers/config.ts';
-import { shortIdOf } from '../../../shared/device-id.ts';
-import { testDevice } from '../../helpers/device.ts';
+import { appOptions, injector, testApiKey } from '../../helpers/app.ts';
+import { localConfig, testConfiguration } from '../../helpers/config.ts';
+import { heldService } from '../../helpers/held-service.ts';
 
 async function setup(t: Test, options: { folders?: Array<Record<string, unknown>>; held?: boolean } = {}) {
   const home = t.testdir({
@@ -22,19 +20,8 @@ async function setup(t: Test, options: { folders?: Array<Record<string, unknown>
     testConfiguration({ folders: options.folders ?? [{ id: 'f', label: 'F', path: data }] }),
   );
   const events = new EventLog();
-  let service: SyncService | undefined;
-  if (options.held !== false) {
-    service = await openService({
-      home,
-      config: local.config,
-      events,
-      shortId: shortIdOf(testDeviceId),
-      myId: testDeviceId,
-      credentials: await testDevice(),
-      logger: silentLogger(),
-    });
-  }
-  t.teardown(() => service?.close());
+  const service =
+    options.held === false ? undefined : (await heldService(t, home, local.config, events)).service;
   const app = buildApp(appOptions({ config: local.config, events, model: () => service?.model }));
   await app.ready();
   t.teardown(() => app.close());
@@ -209,16 +196,7 @@ t.test(
     const home = t.testdir();
     await writeFile(join(home, INDEX_FILE), 'not a database');
     const local = localConfig(testConfiguration({ folders: [{ id: 'f', path: join(home, 'x') }] }));
-    const service = await openService({
-      home,
-      config: local.config,
-      events: new EventLog(),
-      shortId: 1n,
-      myId: testDeviceId,
-      credentials: await testDevice(),
-      logger: silentLogger(),
-    });
-    t.teardown(() => service.close());
+    const { service } = await heldService(t, home, local.config);
     t.match(service.indexError, /is not an SQLite database/);
     const app = buildApp(
       appOptions({ config: local.config, events: new EventLog(), model: () => service.model }),
