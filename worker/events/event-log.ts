@@ -64,6 +64,7 @@ const MAX_SUBSCRIPTIONS = 64;
  */
 export class EventLog {
   readonly #subscriptions = new Map<string, Subscription>();
+  readonly #listeners = new Set<(type: EventType, data: unknown) => void>();
   readonly #base: number;
   #globalId: number;
   #closed = false;
@@ -96,6 +97,16 @@ export class EventLog {
     for (const subscription of this.#subscriptions.values()) {
       subscription.push(type, this.#globalId, time, data);
     }
+    for (const listener of this.#listeners) listener(type, data);
+  }
+
+  /**
+   * Tells `listener` of every event as it is logged, whatever the buffers keep (the metrics count
+   * them: http/event-tally.ts); the function returned stops it.
+   */
+  onEvent(listener: (type: EventType, data: unknown) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
   }
 
   /** The subscription for exactly these types, made now if none asked for them before. */

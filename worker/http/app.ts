@@ -24,6 +24,8 @@ import { awaitModel } from './routes/held-model.ts';
 import { type LogRouteOptions, logRoutes } from './routes/log.ts';
 import { reportRoutes } from './routes/report.ts';
 import { guiLoginRoutes } from './routes/gui-login.ts';
+import { metricsRoutes } from './routes/metrics.ts';
+import { EventTally } from './event-tally.ts';
 import type { SyncModel } from '../service/model.ts';
 import type { WorkerConfig } from '../config/worker-config.ts';
 import type { EventLog } from '../events/event-log.ts';
@@ -245,6 +247,10 @@ export function buildApp(options: AppOptions) {
     });
   }
   if (gui) app.register(guiLoginRoutes, { gui });
+  // Counted from the start, whether or not anything scrapes: scans and pulls are known from events only.
+  const tally = options.events ? new EventTally(options.events) : undefined;
+  if (tally) app.addHook('onClose', async () => tally.stop());
+  app.register(metricsRoutes, { config, model, status: options.status, tally });
   if (config) {
     // Loaded when first asked for: the profilers cost every start else.
     app.register(

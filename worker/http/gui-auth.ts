@@ -24,8 +24,11 @@ export interface GuiAdmitted {
   proven: boolean;
 }
 
-/** The asset server's routes (routes/gui-assets.ts): pages, which need no CSRF token. */
-const PAGE_ROUTES: ReadonlySet<string> = new Set(['/', '/*', '/meta.js', '/themes.json', '/qr/']);
+/**
+ * The asset server's routes (routes/gui-assets.ts): pages, which need no CSRF token; nor does /metrics,
+ * as Syncthing checks the token under /rest only (lib/api/api.go), so that a browser logged in reads it.
+ */
+const PAGE_ROUTES: ReadonlySet<string> = new Set(['/', '/*', '/meta.js', '/themes.json', '/qr/', '/metrics']);
 /** Password checks running at once; more are answered 429 (see login). */
 const MAX_CHECKS_AT_ONCE = 2;
 

@@ -143,6 +143,9 @@ t.test('with a GUI password: Basic login, a session, the 2.x login form, rate li
   t.equal(api.statusCode, 200, 'the session and the token let the GUI in');
   const noToken = await call('GET', '/rest/system/version', { remote: REMOTE, headers: { cookie: cookies } });
   t.equal(noToken.statusCode, 401, 'a session without the CSRF token is not enough');
+  const metrics = await call('GET', '/metrics', { remote: REMOTE, headers: { cookie: cookies } });
+  t.equal(metrics.statusCode, 200, '/metrics, as Syncthing’s, needs the session but no CSRF token');
+  t.equal((await call('GET', '/metrics', { remote: REMOTE })).statusCode, 401, 'and not without it');
 
   const form = await call('POST', '/rest/noauth/auth/password', {
     remote: REMOTE,
