@@ -1,7 +1,7 @@
 import pino, { type Logger } from 'pino';
 import { LossyOutput } from './lossy-output.ts';
 import type { RecentError } from './api-types.ts';
-import type { LogLevel } from './settings.ts';
+import type { LogFormat, LogLevel } from './settings.ts';
 
 export type Role = 'supervisor' | 'worker';
 export type { Logger };
@@ -27,7 +27,62 @@ export function standardOutput(): LossyOutput {
 }
 
 /**
- * A JSON-lines logger on stdout tagged with the process's role and pid. `onWarning` receives every
+ * Where a process's log lines go in `format`: `output` itself for JSON lines; for text, each line is
+ * made readable by pino-pretty on its way there, synchronously, with no thread of its own, so that
+ * `output` (which never blocks) stays the last stop. Only this destination changes: the recent errors
+ * and the log kept for /rest/system/log still read JSON. pino-pretty is loaded only for text, and
+ * `colorize` defaults to its own test (stdout a terminal, NO_COLOR unset).
+ */
+export async function logDestination(
+  format: LogFormat,
+  output: pino.DestinationStream = standardOutput(),
+  colorize?: boolean,
+): Promise<pino.DestinationStream> {
+  if (format === 'json') return output;
+  // Its module.exports, as Node and the bundle both give a CommonJS package's (the bundle has no named exports).
+  const { prettyFactory, isColorSupported } = (await import('pino-pretty')).default;
+  const prettify = prettyFactory({
+    colorize: colorize ?? isColorSupported,
+    // The local time, as its `SYS:standard` has it, made here: its formatter took half a line's time.
+    translateTime: false,
+    customPrettifiers: { time: (time) => `[${localTime(Number(time))}]` },
+    // One line a record (a stack still takes its lines): as grep and a terminal's width like them.
+    singleLine: true,
+  });
+  return {
+    write(line: string) {
+      // Led by who wrote it, syslog's way (`worker[1234] model: …`), where pino-pretty would show
+      // the pid alone; the fields that said so go, as does the host name.
+      const record = JSON.parse(line) as Record<string, unknown>;
+      const who = `${String(record.role)}[${String(record.pid)}]`;
+      const facility = typeof record.facility === 'string' ? ` ${record.facility}` : '';
+      // A line break in a message (a name another device sent) is shown escaped: it cannot forge a line.
+      const message = String(record.msg ?? '').replace(/\r?\n|\r/g, (brk) =>
+        JSON.stringify(brk).slice(1, -1),
+      );
+      record.msg = `${who}${facility}: ${message}`;
+      for (const key of ['pid', 'hostname', 'role', 'facility']) delete record[key];
+      output.write(prettify(record));
+    },
+  };
+}
+
+// `2026-11-27 12:00:00.123 +0100`.
+function localTime(ms: number): string {
+  const at = new Date(ms);
+  const offset = -at.getTimezoneOffset();
+  const date = `${at.getFullYear()}-${two(at.getMonth() + 1)}-${two(at.getDate())}`;
+  const time = `${two(at.getHours())}:${two(at.getMinutes())}:${two(at.getSeconds())}`;
+  const zone = `${offset < 0 ? '-' : '+'}${two(Math.floor(Math.abs(offset) / 60))}${two(Math.abs(offset) % 60)}`;
+  return `${date} ${time}.${String(at.getMilliseconds()).padStart(3, '0')} ${zone}`;
+}
+
+function two(value: number): string {
+  return String(value).padStart(2, '0');
+}
+
+/**
+ * A logger on stdout (JSON lines, or text through logDestination) tagged with the process's role and pid. `onWarning` receives every
  * record at warning level or above, whatever the level set for stdout, so that the recent errors list
  * sees them even when the log is quieter. A record's `slot` field is passed on with it. `record`
  * receives every line logged (the log buffer behind /rest/system/log); at level info, stdout also

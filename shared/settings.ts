@@ -1,5 +1,6 @@
 import { statSync } from 'node:fs';
 import { homedir } from 'node:os';
+import { isatty } from 'node:tty';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type Address, parseAddress } from './address.ts';
@@ -14,6 +15,8 @@ export interface Settings {
   /** Undefined when none was given: the home's config.json holds a generated one. */
   apiKey: string | undefined;
   logLevel: LogLevel;
+  /** How stdout's log lines look: text for people, JSON lines for collectors. */
+  logFormat: LogFormat;
   drainTimeoutMs: number;
   /** More crashes than this within crashWindowMs and the supervisor gives up (exit code 3). */
   crashLimit: number;
@@ -50,6 +53,8 @@ export interface Settings {
 
 export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof logLevels)[number];
+export const logFormats = ['text', 'json'] as const;
+export type LogFormat = (typeof logFormats)[number];
 
 export const MIN_API_KEY_LENGTH = 16;
 // Node's timers hold 32-bit signed milliseconds: a longer duration would fire after 1 ms.
@@ -96,6 +101,12 @@ export const settingSpecs = {
     env: 'SYNCD_LOG_LEVEL',
     help: `one of ${logLevels.join(', ')}`,
     default: 'info',
+  },
+  logFormat: {
+    flag: 'log-format',
+    env: 'SYNCD_LOG_FORMAT',
+    help: 'text (a line for people, colored at a terminal) or json (a JSON object a line, for log collectors)',
+    default: 'text when standard output is a terminal, else json',
   },
   drainTimeout: {
     flag: 'drain-timeout',
@@ -206,8 +217,15 @@ export const settingSpecs = {
 
 export type SettingName = keyof typeof settingSpecs;
 
-/** Reads the settings from flags and the environment; the flag wins. Throws SettingError. */
-export function readSettings(argv: readonly string[], env: NodeJS.ProcessEnv): Settings {
+/**
+ * Reads the settings from flags and the environment; the flag wins. Throws SettingError. `terminal`:
+ * whether standard output is a terminal, which chooses the log format when none is given.
+ */
+export function readSettings(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+  terminal: boolean = isatty(1),
+): Settings {
   const flags = parseFlags(argv);
   const raw = (name: SettingName): string | undefined => {
     const spec = settingSpecs[name];
@@ -250,7 +268,8 @@ export function readSettings(argv: readonly string[], env: NodeJS.ProcessEnv): S
     home: resolveHome(raw('home'), env),
     address: readAddress(value('address')),
     apiKey: readApiKey(raw('apiKey')),
-    logLevel: readLogLevel(value('logLevel')),
+    logLevel: readChoice('logLevel', logLevels, value('logLevel')),
+    logFormat: readChoice('logFormat', logFormats, raw('logFormat') ?? defaultLogFormat(terminal)),
     drainTimeoutMs: readDuration('drainTimeout', value('drainTimeout')),
     crashLimit: readCount('crashLimit', value('crashLimit')),
     crashWindowMs: readDuration('crashWindow', value('crashWindow')),
@@ -390,9 +409,15 @@ function readApiKey(text: string | undefined): string | undefined {
   return text;
 }
 
-function readLogLevel(text: string): LogLevel {
-  if ((logLevels as readonly string[]).includes(text)) return text as LogLevel;
-  throw new SettingError(settingLabel('logLevel'), `"${text}" is not one of ${logLevels.join(', ')}`);
+/** Text for a person at a terminal, JSON lines for whatever else reads standard output. */
+export function defaultLogFormat(terminal: boolean = isatty(1)): LogFormat {
+  return terminal ? 'text' : 'json';
+}
+
+// One of a setting's few words (a log level, a log format).
+function readChoice<T extends string>(name: SettingName, choices: readonly T[], text: string): T {
+  if ((choices as readonly string[]).includes(text)) return text as T;
+  throw new SettingError(settingLabel(name), `"${text}" is not one of ${choices.join(', ')}`);
 }
 
 function readDuration(name: SettingName, text: string): number {

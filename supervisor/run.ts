@@ -12,9 +12,22 @@ import {
 } from '../shared/home.ts';
 import { LossyOutput } from '../shared/lossy-output.ts';
 import type { DestinationStream } from 'pino';
-import { createLogger, type Logger, reportDroppedLines, standardOutput } from '../shared/logger.ts';
+import {
+  createLogger,
+  type Logger,
+  logDestination,
+  reportDroppedLines,
+  standardOutput,
+} from '../shared/logger.ts';
 import { RecentErrors } from '../shared/recent-errors.ts';
-import { readSettings, SettingError, type Settings, usage, wantsHelp } from '../shared/settings.ts';
+import {
+  defaultLogFormat,
+  readSettings,
+  SettingError,
+  type Settings,
+  usage,
+  wantsHelp,
+} from '../shared/settings.ts';
 import { type Identity, loadIdentity } from '../shared/identity.ts';
 import { fingerprint, loadTls } from '../shared/tls.ts';
 import { allSteps, ConfigStore } from './config-store.ts';
@@ -34,7 +47,7 @@ export interface SupervisorIo {
   stdin: Pick<NodeJS.ReadStream, 'once' | 'resume' | 'pause'>;
   /** Text for a person at a terminal; undefined when stderr is not one. */
   tell: ((text: string) => void) | undefined;
-  /** Where the JSON log lines go: standard output. */
+  /** Where the log lines go: standard output (JSON lines, or text through logDestination). */
   log: DestinationStream;
   /** The first worker, started already (see startWorkerEarly); otherwise the first spawn starts one. */
   firstWorker?: EarlyWorker;
@@ -89,14 +102,22 @@ export async function runSupervisor(
   const errors = new RecentErrors();
   let record = errors.add.bind(errors);
   const onWarning: typeof record = (error, slot) => record(error, slot);
-  let logger = createLogger('supervisor', 'info', onWarning, io.log);
+  let logger: Logger | undefined;
   let startup: Startup;
   try {
     const settings = readSettings(argv, env);
-    logger = createLogger('supervisor', settings.logLevel, onWarning, io.log);
+    const destination = await logDestination(settings.logFormat, io.log);
+    logger = createLogger('supervisor', settings.logLevel, onWarning, destination);
     startup = await start(settings, logger);
   } catch (error) {
     if (!(error instanceof SettingError)) throw error;
+    // Settings that cannot be read are told in the format the output has when none is given.
+    logger ??= createLogger(
+      'supervisor',
+      'info',
+      onWarning,
+      await logDestination(defaultLogFormat(), io.log),
+    );
     logger.fatal({ setting: error.setting }, error.message);
     io.tell?.(`syncd serve: ${error.message}\nRun syncd serve --help for the settings.\n`);
     return EXIT_BAD_CONFIG;

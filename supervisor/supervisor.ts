@@ -361,6 +361,7 @@ export class Supervisor {
         ...this.#options.worker,
         settings: {
           logLevel: settings.logLevel,
+          logFormat: settings.logFormat,
           drainTimeoutMs: settings.drainTimeoutMs,
           headersTimeoutMs: settings.headersTimeoutMs,
           requestTimeoutMs: settings.requestTimeoutMs,

@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net';
-import { createLogger, reportDroppedLines, standardOutput } from '../shared/logger.ts';
+import { createLogger, logDestination, reportDroppedLines, standardOutput } from '../shared/logger.ts';
 import {
   type Action,
   type Dispatch,
@@ -100,7 +100,7 @@ export function runWorker(
         'worker',
         settings.logLevel,
         (error, slot) => change({ op: 'add', error, slot }),
-        standardOutput(),
+        await logDestination(settings.logFormat ?? 'json'),
         logBuffer.stream(),
       );
       const facilities = new DebugFacilities(logger, settings.trace);

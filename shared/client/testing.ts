@@ -106,6 +106,8 @@ export async function startService(options: StartOptions = {}): Promise<Service>
     SYNCD_SYNC_ADDRESS: 'tcp://127.0.0.1:0',
     SYNCD_API_KEY: options.apiKey ?? newApiKey(),
     SYNCD_LOG_LEVEL: 'info',
+    // The harness reads the log as JSON lines (a test's own --log-format still wins).
+    SYNCD_LOG_FORMAT: 'json',
     SYNCD_STOP_WITH_STDIN: '1',
     ...(options.tls ? { SYNCD_TLS: '1' } : {}),
     ...options.env,

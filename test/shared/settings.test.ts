@@ -81,6 +81,18 @@ t.test('bad settings are refused with the setting named', async (t) => {
   t.type(new SettingError('x', 'y'), Error);
 });
 
+t.test('the log format: text at a terminal, JSON elsewhere, unless one is given', async (t) => {
+  t.equal(readSettings([], {}, true).logFormat, 'text', 'a terminal: lines for people');
+  t.equal(readSettings([], {}, false).logFormat, 'json', 'a pipe or a file: JSON lines');
+  t.equal(readSettings([], { SYNCD_LOG_FORMAT: 'json' }, true).logFormat, 'json');
+  t.equal(readSettings(['--log-format', 'text'], { SYNCD_LOG_FORMAT: 'json' }, false).logFormat, 'text');
+  t.throws(() => readSettings(['--log-format', 'pretty'], {}), {
+    name: 'SettingError',
+    message: '--log-format / SYNCD_LOG_FORMAT: "pretty" is not one of text, json',
+  });
+  t.match(usage(), /--log-format +SYNCD_LOG_FORMAT +text .*\(default text when standard output is a/s);
+});
+
 t.test('an empty environment variable counts as unset', async (t) => {
   t.same(readSettings([], { SYNCD_ADDRESS: '' }).address, { host: '127.0.0.1', port: 8384 });
 });

@@ -10,13 +10,15 @@ const apiKey = 'a-key-for-the-limits-tests';
 t.test(
   'a log reader that stops reading stalls nothing; the dropped lines are counted and reported',
   async (t) => {
-    const child = execa(process.execPath, [syncdBin, 'serve'], {
+    // In text, which goes through pino-pretty on its way to the same output that never blocks.
+    const child = execa(process.execPath, [syncdBin, 'serve', '--log-format', 'text'], {
       env: {
         SYNCD_HOME: t.testdir(),
         SYNCD_ADDRESS: '127.0.0.1:0',
         SYNCD_SYNC_ADDRESS: 'tcp://127.0.0.1:0',
         SYNCD_API_KEY: apiKey,
         SYNCD_TEST_ROUTES: '1',
+        NO_COLOR: '1',
       },
       reject: false,
       stdin: 'ignore',
@@ -26,9 +28,12 @@ t.test(
     let output = '';
     const onData = (chunk: Buffer) => (output += chunk.toString());
     child.stdout?.on('data', onData);
-    await waitFor('ready', async () => (/"msg":"ready"/.test(output) ? true : undefined));
-    const started = output.split('\n').find((line) => line.includes('"msg":"supervisor started"')) ?? '{}';
-    const client = new SyncdClient({ address: JSON.parse(started).url, apiKey, timeoutMs: 5000 });
+    await waitFor('ready', async () => (/ INFO: supervisor\[\d+\]: ready /.test(output) ? true : undefined));
+    const started = /^\[[^\]]+\] INFO: supervisor\[\d+\]: supervisor started \{.*"url":"([^"]+)"/m.exec(
+      output,
+    );
+    t.ok(started, `the start line, in text: ${output.split('\n')[0]}`);
+    const client = new SyncdClient({ address: started?.[1] ?? '', apiKey, timeoutMs: 5000 });
     // The reader stops: once Node's buffer and the pipe are full, every write to stdout would block.
     child.stdout?.off('data', onData);
     child.stdout?.pause();
@@ -51,6 +56,13 @@ t.test(
     await waitFor('the report of dropped lines', async () =>
       /dropped \d+ log lines: standard output did not keep up/.test(output) ? true : undefined,
     );
+    await waitFor('a line logged', async () => (/x+ \{/.test(output) ? true : undefined));
+    t.match(
+      output,
+      /^\[[^\]]+\] INFO: worker\[\d+\]: x+ \{.*"line":\d+\}$/m,
+      "the worker's lines in text too",
+    );
+    t.notMatch(output, /^\{/m, 'no JSON line');
     const errors = await client.errors();
     t.ok(
       errors.some((error) => /dropped \d+ log lines/.test(error.message)),
