@@ -57,8 +57,8 @@ export async function pullPair(t: Test, source: object, target: object, settings
   const scanHere = () => scanFolder({ folder: folder(paths.target), db, hasher, shortId: 9n });
   // The folder's .stignore, which scans read and pulls are given.
   const ignore = (lines: string[]) => writeFile(join(paths.target, '.stignore'), lines.join('\n'));
-  const pull = async () => {
-    const { logger } = recordingLogger();
+  // A pull, logging to `logger` (by default, nowhere but its warnings).
+  const pull = async (logger = recordingLogger().logger) => {
     return pullFolder({
       folder: { ...folder(paths.target), ignores: await Ignores.load(paths.target), ...settings },
       db,

@@ -27,6 +27,7 @@ import { folderNeed, fullRecords, type NeededItem } from '../index-db/global.ts'
 import { ByteBudget } from './byte-budget.ts';
 import type { PullPriority } from './pull-priority.ts';
 import { CaseNames, caseConflict } from './case-names.ts';
+import { logSynced } from './synced-line.ts';
 import type { BlockSource, DownloadProgress } from './download-progress.ts';
 
 /** What a pull needs of the folder and of the devices. */
@@ -112,7 +113,8 @@ export async function pullFolder(options: PullOptions): Promise<{
 }> {
   const { folder, db } = options;
   const fs = new FolderFs(folder.path, folder.markerName);
-  const space = new FreeSpace(fs.root, folder.minDiskFree, folderDescription(folder));
+  const described = folderDescription(folder);
+  const space = new FreeSpace(fs.root, folder.minDiskFree, described);
   const cases = new CaseNames();
   // What the global versions say this device needs; with ignoreDelete, other devices' deletions stay undone.
   const needed = folderNeed(db, folder.id).needed.filter(
@@ -190,6 +192,7 @@ export async function pullFolder(options: PullOptions): Promise<{
       done.push(withoutSequence(item.global));
       if (done.length >= RECORD_BATCH) flush();
       pulled += 1;
+      logSynced(options.logger, { id: folder.id, described }, item.name, item.global);
       last = { name: item.name, deleted: item.global.deleted, at: new Date() };
       options.events.log('RemoteChangeDetected', {
         type,
