@@ -1,5 +1,6 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import getPort from 'get-port';
@@ -9,12 +10,12 @@ import { healthcheckScript, packageRoot } from '../../../shared/paths.ts';
 
 const [root, script] = [packageRoot, healthcheckScript];
 
-/** Runs the health check as a container does, with nothing but the environment given. */
-async function healthcheck(env: Record<string, string>, viaNpm = false) {
+/** Runs the health check as a container does, with nothing but the environment (and its flags) given. */
+async function healthcheck(env: Record<string, string>, viaNpm = false, args: string[] = []) {
   const started = Date.now();
   const result = await execa(
     viaNpm ? 'npm' : 'node',
-    viaNpm ? ['run', '--silent', 'healthcheck'] : [script],
+    viaNpm ? ['run', '--silent', 'healthcheck', '--', ...args] : [script, ...args],
     {
       cwd: root,
       env: { SYNCD_ADDRESS: '', SYNCD_API_KEY: '', SYNCD_HOME: '', ...env },
@@ -35,8 +36,35 @@ t.test(
     t.equal(direct.exitCode, 0, direct.output);
     t.match(direct.output, /healthy: pong from/);
     t.equal((await healthcheck(env, true)).exitCode, 0, 'through npm run');
+    const sync = await healthcheck(env, false, ['--sync']);
+    t.equal(sync.exitCode, 0, sync.output);
+    t.match(sync.output, /healthy: pong from .*; listening for devices at tcp:\/\/127\.0\.0\.1:[1-9]\d*$/);
+    const misspelt = await healthcheck(env, false, ['--snyc']);
+    t.equal(misspelt.exitCode, 1, 'an unknown flag is not taken for the plain check');
+    t.match(misspelt.output, /unknown argument --snyc/);
   },
 );
+
+t.test('with --sync, unhealthy while the sync port is held by another program', async (t) => {
+  const holder = createServer();
+  await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise((resolve) => holder.close(resolve)));
+  const syncAddress = `tcp://127.0.0.1:${(holder.address() as AddressInfo).port}`;
+  const service = await startService(t, { env: { SYNCD_SYNC_ADDRESS: syncAddress } });
+  const env = { SYNCD_ADDRESS: service.address, SYNCD_API_KEY: service.apiKey };
+  t.equal((await healthcheck(env)).exitCode, 0, 'the plain check sees the REST interface only');
+  for (const [how, result] of [
+    ['--sync', await healthcheck(env, false, ['--sync'])],
+    ['SYNCD_HEALTHCHECK_SYNC=1', await healthcheck({ ...env, SYNCD_HEALTHCHECK_SYNC: '1' })],
+  ] as const) {
+    t.equal(result.exitCode, 1, `${how}: ${result.output}`);
+    t.match(
+      result.output,
+      new RegExp(`unhealthy: pong from .*, but sync listener ${syncAddress} is not listening: .*in use`),
+      how,
+    );
+  }
+});
 
 t.test('healthy: address and key from the home alone', async (t) => {
   const service = await startService(t, { env: { SYNCD_API_KEY: '' } });
