@@ -57,6 +57,8 @@ interface Options {
   json: boolean;
   wait: boolean;
   tls?: boolean;
+  /** healthcheck --sync: the TCP sync listeners too. */
+  sync?: boolean;
   timeoutMs: number;
   watch: WatchOptions;
   config: ConfigCommandOptions;
@@ -106,6 +108,7 @@ function parse(argv: readonly string[]) {
         json: { type: 'boolean', default: false },
         wait: { type: 'boolean', default: false },
         tls: { type: 'boolean' },
+        sync: { type: 'boolean' },
         timeout: { type: 'string' },
         name: { type: 'string' },
         'device-address': { type: 'string', multiple: true },
@@ -155,6 +158,7 @@ function parse(argv: readonly string[]) {
   if (given('share')) goesWith('share', ['folders add']);
   if (given('replace')) goesWith('replace', ['devices add', 'folders add']);
   for (const name of ['events', 'disk', 'count'] as const) if (given(name)) goesWith(name, ['watch']);
+  if (given('sync')) goesWith('sync', ['healthcheck']);
   const count = values.count === undefined ? undefined : Number(values.count);
   if (count !== undefined && !(Number.isSafeInteger(count) && count > 0))
     throw new UsageError(`--count: "${values.count}" is not a whole number of events above 0`);
@@ -167,6 +171,7 @@ function parse(argv: readonly string[]) {
     json: values.json,
     wait: values.wait,
     tls: values.tls,
+    sync: values.sync,
     timeoutMs: timeoutMs ?? DEFAULT_TIMEOUT_MS,
     watch: {
       types: values.events,

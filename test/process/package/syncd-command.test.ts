@@ -303,6 +303,16 @@ t.test('healthcheck: 0 when it answers, 1 when not', async (t) => {
   const healthy = await syncd(['healthcheck', '--address', service.address, '--api-key', service.apiKey]);
   t.equal(healthy.code, 0);
   t.match(healthy.out, /^healthy: pong from/);
+  const sync = await syncd([
+    'healthcheck',
+    '--sync',
+    '--address',
+    service.address,
+    '--api-key',
+    service.apiKey,
+  ]);
+  t.match([sync.code, sync.out], [0, /^healthy: pong from .*; listening for devices at tcp:/]);
+  t.equal((await syncd(['ping', '--sync'])).code, 2, '--sync goes with healthcheck only');
   const port = await getPort({ host: '127.0.0.1' });
   const unhealthy = await syncd([
     'healthcheck',
