@@ -1,5 +1,5 @@
-# syncd in a container: docker build -t syncd . &&
-#   docker run -p 8384:8384 -p 22000:22000 -v syncd:/var/lib/syncd syncd
+# syncd in a container (docs/container.md; compose.yaml): docker build -t syncd . &&
+#   docker run -p 8384:8384 -p 22000:22000 -v syncd-state:/var/lib/syncd -v syncd-data:/data syncd
 # The build stage bundles the sources into dist/: the bundles hold every dependency but native ones.
 FROM node:24-slim AS build
 WORKDIR /app
@@ -25,12 +25,16 @@ WORKDIR /app
 COPY --from=build /app/package.json ./
 COPY --from=build /app/dist ./dist
 COPY --from=deps /app/node_modules ./node_modules
-RUN mkdir -p /var/lib/syncd && chown node:node /var/lib/syncd
+# The state, and /data for the folders to sync: the node user's, so that a named volume mounted there
+# starts as theirs. `syncd` on the PATH, for `docker exec NAME syncd status`.
+RUN mkdir -p /var/lib/syncd /data && chown node:node /var/lib/syncd /data && \
+    ln -s /app/dist/bin/syncd.js /usr/local/bin/syncd
 # The node user that the official image provides: the service never needs root.
 USER node
 VOLUME /var/lib/syncd
 # The REST interface and GUI, and the sync protocol (options.listenAddresses' default tcp://0.0.0.0:22000).
 EXPOSE 8384 22000/tcp
 STOPSIGNAL SIGTERM
-HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 CMD ["node", "dist/scripts/healthcheck.js"]
+# Healthy when the REST interface answers and every TCP sync listener listens (--sync).
+HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 CMD ["node", "dist/scripts/healthcheck.js", "--sync"]
 CMD ["npm", "start", "--silent"]
