@@ -155,10 +155,11 @@ st_id=$(st_api "http://127.0.0.1:$st_gui/rest/system/status" | node -p 'JSON.par
 # As the docs say: the device and a folder under /data in the container, and syncd in Syncthing.
 podman exec "$name" syncd devices add "$st_id" --name syncthing --device-address "tcp://$gateway:$st_listen" >/dev/null
 podman exec "$name" syncd folders add shared /data/shared --share "$st_id" >/dev/null
-st_api -X POST "http://127.0.0.1:$st_gui/rest/config/devices" \
-  -d "{\"deviceID\":\"$syncd_id\",\"name\":\"syncd\",\"addresses\":[\"tcp://127.0.0.1:$sync_port\"]}" >/dev/null
-st_api -X POST "http://127.0.0.1:$st_gui/rest/config/folders" \
-  -d "{\"id\":\"shared\",\"path\":\"$st/shared\",\"devices\":[{\"deviceID\":\"$syncd_id\"}]}" >/dev/null
+st_cli() { syncthing cli --gui-address="127.0.0.1:$st_gui" --gui-apikey=check-key "$@"; }
+st_cli config devices add --device-id "$syncd_id" --name syncd
+st_cli config devices "$syncd_id" addresses 0 set "tcp://127.0.0.1:$sync_port"
+st_cli config folders add --id shared --path "$st/shared"
+st_cli config folders shared devices add --device-id "$syncd_id"
 echo from-syncthing >"$st/shared/to-syncd.txt"
 for _ in $(seq 1 120); do
   [ "$(podman exec "$name" cat /data/shared/to-syncd.txt 2>/dev/null)" = from-syncthing ] && break
@@ -174,6 +175,17 @@ done
 [ "$(cat "$st/shared/to-syncthing.txt" 2>/dev/null)" = from-syncd ] || fail "syncd's file did not reach Syncthing"
 step "paired with Syncthing $(syncthing --version | cut -d' ' -f2): a file each way"
 
+# A sync listener that cannot listen: a second container in the first one's network, where port 22000
+# is taken (its REST API at another port). The plain check passes, the image's fails, and says why.
+run --name "$name-down" --network "container:$name" -e SYNCD_ADDRESS=0.0.0.0:8385 "$image"
+for _ in $(seq 1 60); do podman exec "$name-down" node dist/scripts/healthcheck.js >/dev/null 2>&1 && break; sleep 0.5; done
+podman exec "$name-down" node dist/scripts/healthcheck.js >/dev/null || fail "the plain check, listener down"
+if podman healthcheck run "$name-down" >/dev/null 2>&1; then fail "healthy with its sync listener down"; fi
+message=$(podman exec "$name-down" node dist/scripts/healthcheck.js --sync 2>&1 || true)
+grep -q 'sync listener tcp://0.0.0.0:22000 is not listening: .*(EADDRINUSE)' <<<"$message" || fail "the message: $message"
+podman rm -f -v -t 0 "$name-down" >/dev/null
+step "unhealthy while its sync listener cannot listen: $message"
+
 # Graceful stop: SIGTERM, a drained worker, exit 0, well within the grace time.
 stop_started=$SECONDS
 podman stop "$name" >/dev/null
@@ -182,27 +194,19 @@ code=$(podman inspect "$name" --format '{{.State.ExitCode}}')
 podman logs "$name" 2>&1 | tail -1 | grep -q '"msg":"supervisor stopped"' || fail "no 'supervisor stopped' line"
 step "stopped with exit code 0 in $((SECONDS - stop_started)) s"
 
-# A sync listener that cannot listen (an address on no interface): the plain check passes, the
-# image's fails, and says why.
-run --name "$name-down" -e SYNCD_SYNC_ADDRESS=tcp://192.0.2.1:22000 "$image"
-for _ in $(seq 1 60); do podman exec "$name-down" node dist/scripts/healthcheck.js >/dev/null 2>&1 && break; sleep 0.5; done
-podman exec "$name-down" node dist/scripts/healthcheck.js >/dev/null || fail "the plain check, listener down"
-if podman healthcheck run "$name-down" >/dev/null 2>&1; then fail "healthy with its sync listener down"; fi
-message=$(podman exec "$name-down" node dist/scripts/healthcheck.js --sync 2>&1 || true)
-grep -q 'sync listener tcp://192.0.2.1:22000 is not listening' <<<"$message" || fail "the message: $message"
-podman rm -f -v -t 0 "$name-down" >/dev/null
-step "unhealthy while its sync listener cannot listen: $message"
-
-# Another uid, with bind-mounted folders that uid owns.
-mkdir -p "$work/uid/state" "$work/uid/data"
-chown -R 4242:4242 "$work/uid"
-run --name "$name-uid" --user 4242:4242 -v "$work/uid/state:/var/lib/syncd" -v "$work/uid/data:/data" "$image"
+# Another uid, as docs/container.md says: the state a named volume given to it with chown, the data a
+# bind-mounted folder it owns.
+mkdir -p "$work/uid-data"
+chown 4242:4242 "$work/uid-data"
+podman volume rm -f "$name-state" >/dev/null
+podman run --rm --user 0 -v "$name-state:/var/lib/syncd" "$image" chown -R 4242:4242 /var/lib/syncd
+run --name "$name-uid" --user 4242:4242 -v "$name-state:/var/lib/syncd" -v "$work/uid-data:/data" "$image"
 healthy "$name-uid" || fail "--user 4242:4242 not healthy: $(podman logs "$name-uid" 2>&1 | tail -5)"
 podman exec "$name-uid" syncd folders add mine /data/mine >/dev/null
 podman exec "$name-uid" sh -c 'echo x >/data/mine/file && syncd scan mine' >/dev/null
-[ "$(stat -c %u "$work/uid/state/config.json")" = 4242 ] || fail "config.json not the uid's"
+[ "$(stat -c %u "$work/uid-data/mine/file")" = 4242 ] || fail "the synced folder's file is not the uid's"
 podman stop "$name-uid" >/dev/null
 [ "$(podman inspect "$name-uid" --format '{{.State.ExitCode}}')" = 0 ] || fail "--user: exit code after stop"
-step "--user 4242:4242 on folders it owns: healthy, a folder added and scanned, stopped with 0"
+step "--user 4242:4242 (state chowned, data bind-mounted): healthy, a folder added and scanned, stopped with 0"
 
 echo "container check passed in $((SECONDS - started)) s"
