@@ -138,6 +138,10 @@ const commands: Record<string, Command> = {
     summary: 'exit 0 if it answers within 2 s, else 1',
     forms: [
       ['healthcheck', 'exit 0 when the service answers pong within 2 s, else 1 (container health checks)'],
+      [
+        'healthcheck --sync',
+        'also 1 when a TCP sync listener is not listening (or SYNCD_HEALTHCHECK_SYNC=1)',
+      ],
     ],
   },
 };
