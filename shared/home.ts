@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { makeDirectories } from './make-directories.ts';
 import { SettingError, settingLabel } from './settings.ts';
 
 // What the state folder holds: config.json (the configuration with the API key, mode 0600; see
@@ -17,7 +18,7 @@ export const INDEX_FILE = 'index.sqlite';
 /** Creates the home (mode 0700) if missing; a home that cannot be made or written is a SettingError. */
 export async function prepareHome(home: string): Promise<void> {
   try {
-    await mkdir(home, { recursive: true, mode: 0o700 });
+    await makeDirectories(home, 0o700);
     // A probe write: mkdir succeeds on an existing folder we may not be able to write into.
     const probe = join(home, `.probe-${process.pid}`);
     await writeFile(probe, '');

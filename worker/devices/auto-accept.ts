@@ -1,7 +1,7 @@
-import { mkdir } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import type { Configuration, FolderConfiguration } from '../../shared/config/defaults.ts';
 import { rawDeviceId } from '../../shared/device-id.ts';
+import { makeDirectories } from '../../shared/make-directories.ts';
 import { writeFileAtomic } from '../../shared/home.ts';
 import type { Logger } from '../../shared/logger.ts';
 import type { WorkerConfig } from '../config/worker-config.ts';
@@ -193,7 +193,7 @@ async function writeDefaultIgnores(
   folder: OfferedFolder,
 ): Promise<void> {
   try {
-    await mkdir(defaults.root, { recursive: true });
+    await makeDirectories(defaults.root);
     defaults.directory(name, true).close();
     await writeFileAtomic(join(defaults.root, name, IGNORE_FILE), `${lines.join('\n')}\n`, 0o644);
   } catch (error) {

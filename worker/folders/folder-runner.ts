@@ -1,11 +1,10 @@
 import type { FileRecord } from '../records/file-record.ts';
 import { type FSWatcher, watch } from 'node:fs';
-import { mkdir, stat } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { FolderConfiguration } from '../../shared/config/defaults.ts';
 import type { Logger } from '../../shared/logger.ts';
 import type { EventLog } from '../events/event-log.ts';
 import { folderRoot, isInternal } from '../files/folder-fs.ts';
+import { checkFolderRoot } from '../files/folder-root.ts';
 import type { IndexDb } from '../index-db/index-db.ts';
 import type { HasherPool } from '../scanner/hasher-pool.ts';
 import { IGNORE_FILE, Ignores } from '../scanner/ignores.ts';
@@ -38,11 +37,6 @@ export type FolderState =
   | 'cleaning'
   | 'error'
   | 'paused';
-
-// Syncthing's words for a folder whose disk is not there: nothing is scanned, nothing deleted.
-export const PATH_MISSING = 'folder path missing';
-export const MARKER_MISSING =
-  'folder marker missing (this indicates potential data loss, search docs/forum to get information about how to proceed)';
 
 // Changes the watcher reports for more names than this are scanned as the whole folder.
 const MAX_WATCHED_NAMES = 1000;
@@ -704,27 +698,9 @@ export class FolderRunner {
    * made, as Syncthing makes them for a new folder; one indexed before whose disk is gone is an error,
    * so that nothing is recorded as deleted because a disk is not mounted.
    */
-  async #checkPath(): Promise<string | undefined> {
-    const path = this.path;
+  #checkPath(): Promise<string | undefined> {
     const neverIndexed = this.#options.db.folder(this.#config.id).sequence === 0 && !this.#scannedOnce;
-    const exists = async (at: string) =>
-      stat(at).then(
-        (s) => (s.isDirectory() ? 'dir' : 'other'),
-        (error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? undefined : Promise.reject(error)),
-      );
-    try {
-      const root = await exists(path);
-      if (root === 'other') return `folder path ${path} is not a directory`;
-      if (root === undefined && !neverIndexed) return PATH_MISSING;
-      if (root === undefined) await mkdir(path, { recursive: true, mode: 0o777 });
-      const marker = join(path, this.#config.markerName);
-      if ((await exists(marker)) !== undefined) return undefined;
-      if (!neverIndexed) return MARKER_MISSING;
-      await mkdir(marker, { mode: 0o777 });
-      return undefined;
-    } catch (error) {
-      return `folder path ${path} cannot be used: ${(error as Error).message}`;
-    }
+    return checkFolderRoot(this.path, this.#config.markerName, neverIndexed);
   }
 
   /**

@@ -1,5 +1,6 @@
 import { mkdirSync, statSync } from 'node:fs';
 import { isAbsolute, relative, resolve } from 'node:path';
+import { makeDirectoriesSync } from '../../shared/make-directories.ts';
 import { FolderFs, isInternal, parentOf } from '../files/folder-fs.ts';
 import { failed } from './errors.ts';
 
@@ -57,7 +58,7 @@ export class VersionsRoot {
         this.#folderFs.directory(parentOf(this.#inFolder), true).close();
         mkdirSync(this.path, { mode: 0o755 });
       } else {
-        mkdirSync(this.path, { recursive: true, mode: 0o755 });
+        makeDirectoriesSync(this.path, 0o755);
       }
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { buildApp } from '../../../worker/http/app.ts';
 import { EventLog } from '../../../worker/events/event-log.ts';
-import { MARKER_MISSING, PATH_MISSING } from '../../../worker/folders/folder-runner.ts';
+import { MARKER_MISSING, PATH_MISSING } from '../../../worker/files/folder-root.ts';
 import { INDEX_FILE } from '../../../worker/index-db/index-db.ts';
 import { appOptions, injector, testApiKey } from '../../helpers/app.ts';
 import { localConfig, testConfiguration } from '../../helpers/config.ts';
@@ -175,6 +175,27 @@ t.test('a folder whose disk is gone is in error, and nothing is recorded as dele
   t.equal((await call('POST', '/rest/db/scan?folder=f')).status, 200);
   t.match((await call('GET', '/rest/db/status?folder=f')).json(), { state: 'idle', localFiles: 3 });
 });
+
+t.test(
+  'a folder whose path cannot be made (under /proc) is in error with the reason, and its scan answers',
+  { skip: process.platform === 'linux' ? false : '/proc is Linux’s' },
+  async (t) => {
+    // /proc answers ENOENT to a mkdir there, which Node's recursive mkdir tried again forever.
+    const { call } = await setup(t, { folders: [{ id: 'f', path: '/proc/syncd-test/x' }] });
+    const started = Date.now();
+    const scan = await call('POST', '/rest/db/scan?folder=f');
+    t.equal(scan.status, 409);
+    t.match(scan.json(), {
+      code: 'SYNCD_ERR_FOLDER_ERROR',
+      message: /cannot be scanned: folder path missing \(failed to create folder root directory: ENOENT/,
+    });
+    t.ok(Date.now() - started < 5000, 'answered at once');
+    t.match((await call('GET', '/rest/db/status?folder=f')).json(), {
+      state: 'error',
+      error: /^folder path missing \(failed to create folder root directory: ENOENT.*\/proc\/syncd-test/,
+    });
+  },
+);
 
 t.test('a folder removed from the configuration has its index erased', async (t) => {
   const { call, local, service } = await setup(t);
