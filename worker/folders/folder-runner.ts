@@ -5,6 +5,7 @@ import type { Logger } from '../../shared/logger.ts';
 import type { EventLog } from '../events/event-log.ts';
 import { folderRoot, isInternal } from '../files/folder-fs.ts';
 import { checkFolderRoot } from '../files/folder-root.ts';
+import { NotAnsweringError, RootProbe } from '../files/root-probe.ts';
 import type { IndexDb } from '../index-db/index-db.ts';
 import type { HasherPool } from '../scanner/hasher-pool.ts';
 import { IGNORE_FILE, Ignores } from '../scanner/ignores.ts';
@@ -63,6 +64,8 @@ export interface FolderRunnerOptions {
   limiter?: IoLimiter;
   /** Why the home's disk has too little space for the folders to go on (minHomeDiskFree), if it has. */
   homeSpace?: () => Promise<string | undefined>;
+  /** How long a stat of the folder's root may take before its filesystem counts as not answering. */
+  answerTimeoutMs?: number;
   /**
    * Brings the folder to what other devices have of it (see worker/sync/pull-folder.ts), telling
    * `writes` each item it begins and ends writing.
@@ -99,6 +102,12 @@ export class FolderRunner {
   #watcher: FSWatcher | undefined;
   #watched = new Set<string>();
   #abort = new AbortController();
+  // Whether the folder's filesystem answers; what runs on the folder is given up on once it does not.
+  #probe: RootProbe;
+  // The scan or pull under way, stopped at its next step once given up on.
+  #operation: AbortController | undefined;
+  // An operation given up on, still out: nothing else runs on the folder until it returns.
+  #unheard: Promise<void> | undefined;
   #stopped = false;
   #scannedOnce = false;
   #pullWanted = false;
@@ -133,6 +142,7 @@ export class FolderRunner {
   constructor(config: FolderConfiguration, options: FolderRunnerOptions) {
     this.#config = config;
     this.#options = options;
+    this.#probe = new RootProbe(() => this.path, options.answerTimeoutMs);
   }
 
   get id(): string {
@@ -285,6 +295,8 @@ export class FolderRunner {
   reconfigure(config: FolderConfiguration): void {
     const before = this.#config;
     this.#config = config;
+    if (before.path !== config.path)
+      this.#probe = new RootProbe(() => this.path, this.#options.answerTimeoutMs);
     if (
       before.versioning.cleanupIntervalS !== config.versioning.cleanupIntervalS ||
       before.versioning.type !== config.versioning.type
@@ -343,10 +355,16 @@ export class FolderRunner {
   }
 
   async #run(): Promise<void> {
+    // Never ended within the call that starts it, so that `#running ??= this.#run()` never keeps an ended one.
+    await Promise.resolve();
     try {
       // Scans and pulls take turns, never at once: a scan must never take a file being pulled for a
       // local change.
       while ((this.#wanted || this.#pullWanted || this.#changes.length > 0) && !this.#stopped) {
+        if (this.#unheard) {
+          this.#answerWaiting();
+          break;
+        }
         const change = this.#changes.shift();
         if (change) {
           await this.#changeOnce(change);
@@ -412,23 +430,25 @@ export class FolderRunner {
     const progressEvery = this.#config.scanProgressIntervalS;
     const progressMs = progressEvery > 0 ? progressEvery * 1000 : progressEvery < 0 ? Infinity : 2000;
     try {
-      const result = await scanFolder({
-        folder,
-        db,
-        hasher,
-        shortId,
-        under,
-        rehash,
-        signal: this.#abort.signal,
-        onBatch: (records) => this.#localUpdated(records),
-        onProgress: (current, total) => {
-          const now = Date.now();
-          if (now - lastProgress < progressMs) return;
-          lastProgress = now;
-          const rate = current / Math.max(0.001, (now - started) / 1000);
-          events.log('FolderScanProgress', { folder: folder.id, current, total, rate });
-        },
-      });
+      const result = await this.#whileAnswering(
+        scanFolder({
+          folder,
+          db,
+          hasher,
+          shortId,
+          under,
+          rehash,
+          signal: this.#operationSignal(),
+          onBatch: (records) => this.#localUpdated(records),
+          onProgress: (current, total) => {
+            const now = Date.now();
+            if (now - lastProgress < progressMs) return;
+            lastProgress = now;
+            const rate = current / Math.max(0.001, (now - started) / 1000);
+            events.log('FolderScanProgress', { folder: folder.id, current, total, rate });
+          },
+        }),
+      );
       if (this.#stopped) return false;
       this.#ignores = result.ignores;
       if (!firstScan) {
@@ -474,6 +494,10 @@ export class FolderRunner {
       return result.written > 0 || first || wasInError;
     } catch (error) {
       if (this.#stopped) return false;
+      if (error instanceof NotAnsweringError) {
+        this.#failHealth(error.message);
+        return false;
+      }
       // A disk that filled during the scan is the home's problem, named as such and looked at again.
       const space = await this.#homeSpace();
       if (space) {
@@ -564,12 +588,13 @@ export class FolderRunner {
     if (!release) return change.done();
     this.#setState(change.state ?? 'scanning');
     try {
-      const { records, problems } = await change.make();
+      const { records, problems } = await this.#whileAnswering(change.make());
       if (records.length > 0) this.#localUpdated(db.update(this.id, records));
       for (const p of problems)
         logger.warn({ folder: this.id, path: p.name }, `folder ${this.id}: ${p.name}: ${p.error}`);
       change.done();
     } catch (error) {
+      if (error instanceof NotAnsweringError) this.#failHealth(error.message);
       change.done(error as Error);
     } finally {
       release();
@@ -604,8 +629,9 @@ export class FolderRunner {
     const { caseSensitiveFS } = this.#config;
     this.#setState('syncing');
     try {
+      const signal = this.#operationSignal();
       // Read again, as Syncthing reads them before each pull: nothing ignored is pulled, changed or deleted.
-      this.#ignores = await Ignores.load(this.path);
+      this.#ignores = await this.#whileAnswering(Ignores.load(this.path));
       const folder = {
         ...{ id, path: this.path, ignorePerms, ignoreDelete, label, maxConflicts, markerName, minDiskFree },
         // The configuration's decoding admits Syncthing's six orders only.
@@ -615,7 +641,7 @@ export class FolderRunner {
         versioner: this.versioner,
         priority: this.#priority,
       };
-      const { problems, toScan, last } = await pull(folder, this.#abort.signal, this.#ownWrites);
+      const { problems, toScan, last } = await this.#whileAnswering(pull(folder, signal, this.#ownWrites));
       failed = problems.length > 0;
       logger.debug(
         { folder: id, problems: problems.length, ms: Date.now() - started },
@@ -641,7 +667,8 @@ export class FolderRunner {
       }
     } catch (error) {
       failed = true;
-      logger.error({ err: error, folder: id }, `folder ${id}: pull failed: ${(error as Error).message}`);
+      if (error instanceof NotAnsweringError) this.#failHealth(error.message);
+      else logger.error({ err: error, folder: id }, `folder ${id}: pull failed: ${(error as Error).message}`);
     } finally {
       this.#ownWrites.ended();
       release();
@@ -649,7 +676,7 @@ export class FolderRunner {
     if (this.#stopped) return;
     if (failed) this.#retryLater(this.#pullRetry.failed(Date.now() - started, retry));
     else this.#pullRetry.succeeded();
-    this.#setState('idle');
+    this.#setState(this.#error ? 'error' : 'idle');
     this.#summarize();
   }
 
@@ -698,9 +725,69 @@ export class FolderRunner {
    * made, as Syncthing makes them for a new folder; one indexed before whose disk is gone is an error,
    * so that nothing is recorded as deleted because a disk is not mounted.
    */
-  #checkPath(): Promise<string | undefined> {
+  async #checkPath(): Promise<string | undefined> {
+    const silent = await this.#probe.answers();
+    if (silent) return silent;
     const neverIndexed = this.#options.db.folder(this.#config.id).sequence === 0 && !this.#scannedOnce;
-    return checkFolderRoot(this.path, this.#config.markerName, neverIndexed);
+    return this.#whileAnswering(checkFolderRoot(this.path, this.#config.markerName, neverIndexed)).catch(
+      (error: Error) => error.message,
+    );
+  }
+
+  /**
+   * What `operation` does on the folder's files, for a request outside its turns (its ignore patterns,
+   * its versions): refused at once while the folder's filesystem does not answer, and given up on (a
+   * NotAnsweringError) if it stops answering meanwhile.
+   */
+  async answering<T>(operation: () => Promise<T>): Promise<T> {
+    const silent = await this.#probe.answers();
+    if (silent) throw new NotAnsweringError(silent);
+    return this.#probe.watch(operation());
+  }
+
+  /** Resolves once no operation given up on (see #whileAnswering) is still out. */
+  get settled(): Promise<void> {
+    return this.#unheard ?? Promise.resolve();
+  }
+
+  /**
+   * `operation`, unless the folder's filesystem stops answering first: then it is given up on (a
+   * NotAnsweringError), told to stop at its next step, and nothing else runs on the folder until it
+   * returns (a dead mount holds it in a system call), when the folder is looked at again. Its turn
+   * of the limiter goes back meanwhile, and whoever waits on the folder is answered.
+   */
+  #whileAnswering<T>(operation: Promise<T>): Promise<T> {
+    return this.#probe.watch(operation).catch((error: unknown) => {
+      if (error instanceof NotAnsweringError) {
+        this.#operation?.abort();
+        this.#unheard = operation.then(
+          () => this.#heardAgain(),
+          () => this.#heardAgain(),
+        );
+      }
+      throw error;
+    });
+  }
+
+  #heardAgain(): void {
+    this.#unheard = undefined;
+    this.#probe.forget();
+    if (!this.#stopped && !this.#config.paused) void this.scan();
+  }
+
+  // A signal for the scan or pull starting: aborted when the folder stops, or when it is given up on.
+  #operationSignal(): AbortSignal {
+    this.#operation = new AbortController();
+    return AbortSignal.any([this.#abort.signal, this.#operation.signal]);
+  }
+
+  // While an operation given up on is out, whoever waits on the folder is answered with its error.
+  #answerWaiting(): void {
+    const why = new Error(this.#error ?? `folder ${this.id} is not answering`);
+    for (const resolve of this.#wanted?.waiters ?? []) resolve();
+    this.#wanted = undefined;
+    this.#pullWanted = false;
+    for (const change of this.#changes.splice(0)) change.done(why);
   }
 
   /**

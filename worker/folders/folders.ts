@@ -39,6 +39,14 @@ export class Folders {
     this.#runners.clear();
   }
 
+  #drop(id: string): void {
+    try {
+      this.#options.db.drop(id);
+    } catch {
+      // The index closed with the service let go: nothing is left to erase.
+    }
+  }
+
   #add(folder: FolderConfiguration): void {
     // The hashing threads start now, while the folder is prepared: its first scan does not wait.
     if (!folder.paused) this.#options.hasher.warm();
@@ -56,6 +64,10 @@ export class Folders {
       this.#runners.delete(id);
       await runner.stop();
       this.#options.db.drop(id);
+      // A scan given up on (its filesystem stopped answering) may still record a batch once it returns.
+      void runner.settled.then(() => {
+        if (!this.#runners.has(id)) this.#drop(id);
+      });
     }
     for (const folder of to.folders) {
       const runner = this.#runners.get(folder.id);

@@ -5,6 +5,7 @@ import { type DeviceConnections, shownVersion } from '../devices/device-connecti
 import type { Discovery } from '../discovery/discovery.ts';
 import type { RelayListeners } from '../relay/relay-listeners.ts';
 import type { DownloadProgress } from '../sync/download-progress.ts';
+import { NotAnsweringError } from '../files/root-probe.ts';
 import type { FolderRunner } from '../folders/folder-runner.ts';
 import { folderSummary } from '../folders/folder-summary.ts';
 import type { Folders } from '../folders/folders.ts';
@@ -159,18 +160,22 @@ export class EngineModel implements SyncModel {
   async ignores(folder: string): Promise<IgnoreLines> {
     const runner = this.#parts.folders?.get(folder);
     if (!runner) return { ignore: null, expanded: null };
-    return ignoreLines(await refusedIgnores(() => Ignores.load(runner.path)));
+    const load = () => refusedIgnores(() => Ignores.load(runner.path));
+    return ignoreLines(await answering(runner, 'cannot be read', load));
   }
 
   async setIgnores(folder: string, read: () => string[]): Promise<IgnoreLines> {
     const runner = this.#running(folder, 'cannot be scanned');
     const lines = read();
-    const ignores = await refusedIgnores(() => Ignores.parse(lines, runner.path));
-    await writeFileAtomic(
-      join(runner.path, IGNORE_FILE),
-      lines.length === 0 ? '' : `${lines.join('\n')}\n`,
-      0o644,
-    );
+    const ignores = await answering(runner, 'cannot be written', async () => {
+      const parsed = await refusedIgnores(() => Ignores.parse(lines, runner.path));
+      await writeFileAtomic(
+        join(runner.path, IGNORE_FILE),
+        lines.length === 0 ? '' : `${lines.join('\n')}\n`,
+        0o644,
+      );
+      return parsed;
+    });
     // What the folder holds changed with the patterns: it is scanned whole.
     if (!runner.config.paused) await runner.scan();
     return ignoreLines(ignores);
@@ -194,9 +199,9 @@ export class EngineModel implements SyncModel {
   }
 
   async versions(folder: string): Promise<Record<string, Version[]>> {
-    const { versioner } = this.#versioned(folder);
+    const { runner, versioner } = this.#versioned(folder);
     if (versioner.type === 'external') throw restoreUnsupported('get versions');
-    return versioner.versions();
+    return answering(runner, 'cannot list its versions', () => versioner.versions());
   }
 
   async restoreVersions(
@@ -207,14 +212,17 @@ export class EngineModel implements SyncModel {
     if (versioner.type === 'external') throw restoreUnsupported('restore');
     const failures: Record<string, string> = {};
     const restored: string[] = [];
-    for (const [name, versionTime] of wanted()) {
-      try {
-        await versioner.restore(name, versionTime);
-        restored.push(name);
-      } catch (error) {
-        failures[name] = (error as Error).message;
+    const asked = wanted();
+    await answering(runner, 'cannot restore', async () => {
+      for (const [name, versionTime] of asked) {
+        try {
+          await versioner.restore(name, versionTime);
+          restored.push(name);
+        } catch (error) {
+          failures[name] = (error as Error).message;
+        }
       }
-    }
+    });
     // What was restored is scanned, so that the other devices get it.
     if (restored.length > 0) void runner.scan(restored);
     return failures;
@@ -319,6 +327,14 @@ export class EngineModel implements SyncModel {
 
 function paused(folder: string, fix: string): ModelError {
   return new ModelError('folder-paused', `folder ${folder} is paused; ${fix}`);
+}
+
+// An operation on a folder's files for a request: answered with the folder's error once its
+// filesystem does not answer (see FolderRunner.answering), instead of waiting on a dead mount.
+async function answering<T>(runner: FolderRunner, doing: string, operation: () => Promise<T>): Promise<T> {
+  return runner.answering(operation).catch((error: unknown) => {
+    throw error instanceof NotAnsweringError ? notRunning(runner.id, doing, error.message) : error;
+  });
 }
 
 function notRunning(folder: string, doing: string, why: string | undefined): ModelError {
