@@ -8,6 +8,7 @@ import { createServer, type Server, type TLSSocket } from 'node:tls';
 import type { Configuration, DeviceConfiguration } from '../../shared/config/defaults.ts';
 import { deviceId } from '../../shared/device-id.ts';
 import type { Logger } from '../../shared/logger.ts';
+import { RateLimitedLog } from '../../shared/rate-limited-log.ts';
 import { versionInfo } from '../../shared/version.ts';
 import { ErrorCode, type Hello } from '../bep/bep_pb.ts';
 import type { BepMessage } from '../bep/messages.ts';
@@ -119,6 +120,8 @@ export class DeviceConnections {
   #startedAt = Date.now();
   /** Connections in a row that ended within seconds, by device. */
   readonly #quickCloses = new Map<string, number>();
+  /** Warnings a device brings again at each reconnection. */
+  readonly #repeats = new RateLimitedLog();
   readonly #unsubscribe: () => void;
   #closed = false;
 
@@ -456,10 +459,14 @@ export class DeviceConnections {
       certificate.checkHost(certName) !== undefined ||
       certificate.subject.split('\n').includes(`CN=${certName}`);
     if (!named) {
-      this.#log.warn(
-        { device: peer, address },
-        `bad certificate from ${peer} at ${address}: it is not valid for the name ${certName} (the device's certName)`,
-      );
+      // The device dials again every minute: warned once, then as RateLimitedLog allows.
+      const repeated = this.#repeats.note(`certificate ${peer}`, certName);
+      if (repeated === undefined) this.#log.debug({ device: peer, address }, `bad certificate from ${peer}`);
+      else
+        this.#log.warn(
+          { device: peer, address },
+          `bad certificate from ${peer} at ${address}: it is not valid for the name ${certName} (the device's certName)${repeated}`,
+        );
       return 'bad certificate name';
     }
     return undefined;
@@ -533,8 +540,12 @@ export class DeviceConnections {
     this.#options.events.log('DeviceDisconnected', { error: end.reason, id: device });
     const fields = { device, address: connection.address, reason: end.reason };
     const text = `disconnected from ${device} at ${connection.address}: ${end.reason}`;
-    // A peer that broke the protocol is worth a warning (and a recent error); an ordinary close is not.
-    if (end.reason.startsWith('protocol error')) this.#log.warn(fields, text);
+    // A peer that broke the protocol is worth a warning (and a recent error), at most every 10 minutes
+    // while it breaks it the same way at each reconnection; an ordinary close is not.
+    const repeated = end.reason.startsWith('protocol error')
+      ? this.#repeats.note(`protocol ${device}`, end.reason)
+      : undefined;
+    if (repeated !== undefined) this.#log.warn(fields, `${text}${repeated}`);
     else this.#log.info(fields, text);
     if (this.#closed) return;
     // A device that keeps closing at once (it does not know this one, or has paused it) is dialed

@@ -15,6 +15,8 @@ import { completionReport, folderNeed } from '../index-db/global.ts';
 import type { PullOptions, PullOrder } from '../sync/pull-folder.ts';
 import { folderSummary } from './folder-summary.ts';
 import { OwnWrites } from './own-writes.ts';
+import { ProblemLog } from './problem-log.ts';
+import { RateLimitedLog } from '../../shared/rate-limited-log.ts';
 import { PullPriority } from '../sync/pull-priority.ts';
 import { DEFAULT_PULL_PAUSE_MS, PullRetry } from './pull-retry.ts';
 import { versionerFor } from '../versioning/for-folder.ts';
@@ -108,6 +110,11 @@ export class FolderRunner {
   #operation: AbortController | undefined;
   // An operation given up on, still out: nothing else runs on the folder until it returns.
   #unheard: Promise<void> | undefined;
+  // What scans cannot read and pulls cannot bring comes back at every rescan and retry: logged at
+  // once, then at most every 10 minutes while it goes on (see shared/rate-limited-log.ts).
+  readonly #scanLog: ProblemLog;
+  readonly #pullLog: ProblemLog;
+  readonly #pullFailures = new RateLimitedLog();
   #stopped = false;
   #scannedOnce = false;
   #pullWanted = false;
@@ -143,6 +150,21 @@ export class FolderRunner {
     this.#config = config;
     this.#options = options;
     this.#probe = new RootProbe(() => this.path, options.answerTimeoutMs);
+    const { logger } = options;
+    const folder = config.id;
+    this.#scanLog = new ProblemLog({
+      logger,
+      folder,
+      slot: `folder-${folder}`,
+      text: (p) => `folder ${folder}: ${p.name}: ${p.error}`,
+    });
+    this.#pullLog = new ProblemLog({
+      logger,
+      folder,
+      slot: `folder-${folder}-pull`,
+      text: (p) => `folder ${folder}: cannot pull ${p.name}: ${p.error}`,
+      over: (name) => `folder ${folder}: ${name} no longer fails to pull`,
+    });
   }
 
   get id(): string {
@@ -474,11 +496,7 @@ export class FolderRunner {
           errors: this.#problems.map((p) => ({ error: p.error, path: p.name })),
         });
       }
-      for (const p of result.problems)
-        logger.warn(
-          { folder: folder.id, path: p.name, slot: `folder-${folder.id}` },
-          `folder ${folder.id}: ${p.name}: ${p.error}`,
-        );
+      this.#scanLog.report(result.problems, (name) => !under || under.some((sub) => inside(name, sub)));
       logger.debug(
         { folder: folder.id, changes: result.changes.length, ms: Date.now() - started },
         `folder ${folder.id}: scanned${under ? ` ${under.join(', ')}` : ''}: ${result.changes.length} changes`,
@@ -659,16 +677,17 @@ export class FolderRunner {
           errors: this.problems.map((p) => ({ error: p.error, path: p.name })),
         });
       }
-      for (const p of problems) {
-        logger.warn(
-          { folder: id, path: p.name, slot: `folder-${id}-pull` },
-          `folder ${id}: cannot pull ${p.name}: ${p.error}`,
-        );
-      }
+      this.#pullLog.report(problems);
+      this.#pullFailures.cleared('pull');
     } catch (error) {
       failed = true;
       if (error instanceof NotAnsweringError) this.#failHealth(error.message);
-      else logger.error({ err: error, folder: id }, `folder ${id}: pull failed: ${(error as Error).message}`);
+      else {
+        const { message } = error as Error;
+        const repeated = this.#pullFailures.note('pull', message);
+        if (repeated !== undefined)
+          logger.error({ err: error, folder: id }, `folder ${id}: pull failed: ${message}${repeated}`);
+      }
     } finally {
       this.#ownWrites.ended();
       release();
