@@ -802,7 +802,13 @@ export class FolderRunner {
 
   // While an operation given up on is out, whoever waits on the folder is answered with its error.
   #answerWaiting(): void {
-    const why = new Error(this.#error ?? `folder ${this.id} is not answering`);
+    // Resumed or moved meanwhile, the folder may have left the error state: it is still not answering.
+    if (this.#state !== 'error' || !this.#error) {
+      this.#failHealth(
+        this.#error ?? "the folder's filesystem is not answering: a call on it has not returned",
+      );
+    }
+    const why = new NotAnsweringError(this.#error ?? '');
     for (const resolve of this.#wanted?.waiters ?? []) resolve();
     this.#wanted = undefined;
     this.#pullWanted = false;

@@ -309,7 +309,7 @@ export class EngineModel implements SyncModel {
       );
     }
     if (runner.config.paused) throw paused(folder, 'resume it first');
-    await run(runner);
+    await answering(runner, 'cannot be changed', () => run(runner));
   }
 
   #versioned(folder: string): { runner: FolderRunner; versioner: Versioner } {
