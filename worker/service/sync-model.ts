@@ -99,9 +99,7 @@ export class EngineModel implements SyncModel {
         ...needed.filter((item) => !pulling.has(item.name)),
       ];
     }
-    return pageOf(needed, page).map(
-      (item) => fullRecords(db, folder, item, device)?.global ?? item.global,
-    );
+    return pageOf(needed, page).map((item) => fullRecords(db, folder, item, device)?.global ?? item.global);
   }
 
   pulling(folder: string): ReadonlySet<string> {
