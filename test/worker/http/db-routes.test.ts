@@ -166,7 +166,7 @@ t.test('a folder whose disk is gone is in error, and nothing is recorded as dele
     error: MARKER_MISSING,
     localDeleted: 0,
   });
-  t.rejects(
+  await t.rejects(
     stat(join(data, '.stfolder')),
     { code: 'ENOENT' },
     'the marker of an indexed folder is never made again',
