@@ -123,20 +123,25 @@ t.test(
 );
 
 t.test('need and remoteneed: pages asked of the model, records in Syncthing’s shape', async (t) => {
-  const { model, calls } = fakeModel({ need: () => [record('a.txt')] });
+  const { model, calls } = fakeModel({
+    need: () => [record('b.txt'), record('a.txt')],
+    pulling: () => new Set(['b.txt']),
+  });
   const call = await setup(t, model);
   const need = (await call('GET', '/rest/db/need?folder=f&page=2&perpage=5')).json();
   t.match(need, {
     page: 2,
     perpage: 5,
-    progress: [],
+    progress: [{ name: 'b.txt' }],
     queued: [],
     rest: [{ name: 'a.txt', modified: '2023-11-14T22:13:20.5Z', permissions: '0644', numBlocks: 0 }],
   });
+  t.equal(need.progress.length + need.rest.length, 2, 'the files being pulled apart from the rest');
   t.equal((await call('GET', `/rest/db/remoteneed?folder=f&device=${peer}`)).status, 200);
   const notShared = await call('GET', `/rest/db/remoteneed?folder=g&device=${peer}`);
   t.equal(notShared.status, 404, 'a folder not shared with the device');
   t.same(calls, [
+    ['pulling', ['f']],
     ['need', ['f', { page: 2, perpage: 5 }]],
     ['need', ['f', { page: 1, perpage: 65536 }, peer]],
   ]);
@@ -174,7 +179,11 @@ t.test('a restore reads its body only once the model knows the folder keeps vers
 });
 
 t.test('POST /rest/db/prio: the file asked of the model first, then the need', async (t) => {
-  const { model, calls } = fakeModel({ bringToFront: () => {}, need: () => [record('a.txt')] });
+  const { model, calls } = fakeModel({
+    bringToFront: () => {},
+    need: () => [record('a.txt')],
+    pulling: () => new Set(),
+  });
   const call = await setup(t, model);
   const prio = await call('POST', '/rest/db/prio?folder=f&file=a.txt');
   t.equal(prio.status, 200);
@@ -184,6 +193,7 @@ t.test('POST /rest/db/prio: the file asked of the model first, then the need', a
   t.equal((await call('POST', '/rest/db/prio?folder=nonesuch&file=a')).status, 404);
   t.same(calls, [
     ['bringToFront', ['f', 'a.txt']],
+    ['pulling', ['f']],
     ['need', ['f', { page: 1, perpage: 65536 }]],
   ]);
 });
