@@ -140,7 +140,6 @@ gateway=$(podman inspect "$name" --format '{{.NetworkSettings.Gateway}}')
 st=$work/syncthing
 st_gui=$(port)
 st_listen=$(port)
-mkdir -p "$st/shared"
 syncthing generate --home="$st/home" --no-default-folder --skip-port-probing >/dev/null 2>&1
 sed -i -E "s#<listenAddress>[^<]*</listenAddress>#<listenAddress>tcp://$gateway:$st_listen</listenAddress>#;
   s#<(globalAnnounceEnabled|localAnnounceEnabled|relaysEnabled|natEnabled)>true#<\1>false#g;
@@ -152,28 +151,44 @@ st_api() { curl -sf -H 'X-API-Key: check-key' "$@"; }
 for _ in $(seq 1 60); do st_api "http://127.0.0.1:$st_gui/rest/system/ping" >/dev/null 2>&1 && break; sleep 0.5; done
 st_id=$(st_api "http://127.0.0.1:$st_gui/rest/system/status" | node -p 'JSON.parse(require("fs").readFileSync(0)).myID')
 
-# As the docs say: the device and a folder under /data in the container, and syncd in Syncthing.
-podman exec "$name" syncd devices add "$st_id" --name syncthing --device-address "tcp://$gateway:$st_listen" >/dev/null
-podman exec "$name" syncd folders add shared /data/shared --share "$st_id" >/dev/null
-st_cli() { syncthing cli --gui-address="127.0.0.1:$st_gui" --gui-apikey=check-key "$@"; }
-st_cli config devices add --device-id "$syncd_id" --name syncd
-st_cli config devices "$syncd_id" addresses 0 set "tcp://127.0.0.1:$sync_port"
-st_cli config folders add --id shared --path "$st/shared"
-st_cli config folders shared devices add --device-id "$syncd_id"
-echo from-syncthing >"$st/shared/to-syncd.txt"
+# docs/container.md's pairing block as written, but for the two addresses a reader sets (given here):
+# `docker` is podman, its container "syncd" this check's, `syncthing cli` this Syncthing's, ~ its home.
+pairing=$(node -e '
+  const page = require("fs").readFileSync("docs/container.md", "utf8");
+  const section = page.split(/^## /m).find((part) => part.startsWith("Pairing with Syncthing\n"));
+  process.stdout.write(section?.match(/^```sh\n([\s\S]*?)^```$/m)?.[1] ?? "");
+')
+[ -n "$pairing" ] || fail "docs/container.md has no sh block under Pairing with Syncthing"
+grep -q '^SYNCTHING_ADDRESS=' <<<"$pairing" && grep -q '^SYNCD_ADDRESS=' <<<"$pairing" ||
+  fail "the pairing block no longer sets SYNCTHING_ADDRESS and SYNCD_ADDRESS first"
+(
+  docker() {
+    if [ "$1" = exec ] && [ "$2" = syncd ]; then podman exec "$name" "${@:3}"; else podman "$@"; fi
+  }
+  syncthing() {
+    if [ "$1" = cli ]; then command syncthing cli --gui-address="127.0.0.1:$st_gui" --gui-apikey=check-key "${@:2}"
+    else command syncthing "$@"; fi
+  }
+  export HOME=$st
+  SYNCTHING_ADDRESS=tcp://$gateway:$st_listen
+  SYNCD_ADDRESS=tcp://127.0.0.1:$sync_port
+  set -x
+  eval "$(grep -vE '^(SYNCTHING_ADDRESS|SYNCD_ADDRESS)=' <<<"$pairing")"
+) >"$work/pairing.log" 2>&1 || fail "the pairing block of docs/container.md: $(tail -5 "$work/pairing.log")"
+echo from-syncthing >"$st/photos/to-syncd.txt"
 for _ in $(seq 1 120); do
-  [ "$(podman exec "$name" cat /data/shared/to-syncd.txt 2>/dev/null)" = from-syncthing ] && break
+  [ "$(podman exec "$name" cat /data/photos/to-syncd.txt 2>/dev/null)" = from-syncthing ] && break
   sleep 0.5
 done
-[ "$(podman exec "$name" cat /data/shared/to-syncd.txt 2>/dev/null)" = from-syncthing ] ||
-  fail "Syncthing's file did not reach /data/shared: $(podman exec "$name" syncd folders 2>&1)"
-podman exec "$name" sh -c 'echo from-syncd >/data/shared/to-syncthing.txt && syncd scan shared' >/dev/null
+[ "$(podman exec "$name" cat /data/photos/to-syncd.txt 2>/dev/null)" = from-syncthing ] ||
+  fail "Syncthing's file did not reach /data/photos: $(podman exec "$name" syncd folders 2>&1)"
+podman exec "$name" sh -c 'echo from-syncd >/data/photos/to-syncthing.txt && syncd scan photos' >/dev/null
 for _ in $(seq 1 120); do
-  [ "$(cat "$st/shared/to-syncthing.txt" 2>/dev/null)" = from-syncd ] && break
+  [ "$(cat "$st/photos/to-syncthing.txt" 2>/dev/null)" = from-syncd ] && break
   sleep 0.5
 done
-[ "$(cat "$st/shared/to-syncthing.txt" 2>/dev/null)" = from-syncd ] || fail "syncd's file did not reach Syncthing"
-step "paired with Syncthing $(syncthing --version | cut -d' ' -f2): a file each way"
+[ "$(cat "$st/photos/to-syncthing.txt" 2>/dev/null)" = from-syncd ] || fail "syncd's file did not reach Syncthing"
+step "paired with Syncthing $(command syncthing --version | cut -d' ' -f2) by the docs' block: a file each way"
 
 # A sync listener that cannot listen: a second container in the first one's network, where port 22000
 # is taken (its REST API at another port). The plain check passes, the image's fails, and says why.
