@@ -1,10 +1,14 @@
 import getPort from 'get-port';
 import t from 'tap';
 import { runCli } from '../../scripts/cli/run.ts';
-import { call, isAlive, startService, tryConnect, waitFor } from '../helpers/service.ts';
+import { call, isAlive, type Service, startService, tryConnect, waitFor } from '../helpers/service.ts';
+
+// One service for the tests that leave it running as they found it; the others start their own.
+let shared: Promise<Service> | undefined;
+const sharedService = () => (shared ??= startService(t));
 
 t.test('ping answers pong to GET and POST', async (t) => {
-  const service = await startService(t);
+  const service = await sharedService();
   for (const method of ['GET', 'POST']) {
     const response = await call(service, method, '/rest/system/ping');
     t.equal(response.status, 200, `${method} status`);
@@ -62,7 +66,7 @@ t.test('SIGTERM shuts down gracefully with code 0', async (t) => {
 });
 
 t.test('a wrong key gets 401 and the action is not taken', async (t) => {
-  const service = await startService(t);
+  const service = await sharedService();
   const pid = (await call(service, 'GET', '/rest/system/status')).body.pid;
   await call(service, 'POST', '/rest/system/error', { body: 'keep me' });
 

@@ -3,7 +3,7 @@ import getPort from 'get-port';
 import t from 'tap';
 import { syncthing } from '../../../scripts/bench/targets.ts';
 import { runCli } from '../../../scripts/cli/run.ts';
-import { call, startService, syncdBin, tryConnect, waitFor } from '../../helpers/service.ts';
+import { call, type Service, startService, syncdBin, tryConnect, waitFor } from '../../helpers/service.ts';
 import { newDeviceId } from '../../helpers/config.ts';
 
 const hasSyncthing = (await execa('sh', ['-c', 'command -v syncthing'], { reject: false })).exitCode === 0;
@@ -24,10 +24,15 @@ async function syncd(args: string[], env: Record<string, string> = {}) {
   return { code, out: out.join('\n'), err: err.join('\n') };
 }
 
+// One service for the tests that leave it as they found it (each starts at ~1 CPU-second); those that
+// restart, stop or need another setting start their own.
+let shared: Promise<Service> | undefined;
+const sharedService = () => (shared ??= startService(t));
+
 t.test(
   'ping, status and errors for people and as JSON, with address and key from the environment',
   async (t) => {
-    const service = await startService(t);
+    const service = await sharedService();
     const env = { SYNCD_ADDRESS: service.address, SYNCD_API_KEY: service.apiKey };
 
     const ping = await syncd(['ping'], env);
@@ -76,7 +81,7 @@ t.test('with nothing given, syncd finds the service through its home', async (t)
 });
 
 t.test('flags win over the environment', async (t) => {
-  const service = await startService(t);
+  const service = await sharedService();
   const result = await syncd(['ping', '--address', service.address, '--api-key', service.apiKey], {
     SYNCD_ADDRESS: '127.0.0.1:1',
     SYNCD_API_KEY: 'wrong-key-wrong-key',
@@ -122,7 +127,7 @@ t.test('a stopped service: exit 1 and a message naming the address', async (t) =
 });
 
 t.test('a wrong key: exit 1, the service says 401, and the action is not taken', async (t) => {
-  const service = await startService(t);
+  const service = await sharedService();
   const pid = await service.workerPid();
   const result = await syncd(['restart'], {
     SYNCD_ADDRESS: service.address,
@@ -180,7 +185,7 @@ t.test(
 );
 
 t.test('devices and folders: list, add, pause, resume, remove, for people and as JSON', async (t) => {
-  const service = await startService(t);
+  const service = await sharedService();
   const env = { SYNCD_ADDRESS: service.address, SYNCD_API_KEY: service.apiKey };
   const myID = (await call(service, 'GET', '/rest/system/status')).body.myID as string;
   const other = newDeviceId();
@@ -299,7 +304,7 @@ t.test('--help on every command', async (t) => {
 });
 
 t.test('healthcheck: 0 when it answers, 1 when not', async (t) => {
-  const service = await startService(t);
+  const service = await sharedService();
   const healthy = await syncd(['healthcheck', '--address', service.address, '--api-key', service.apiKey]);
   t.equal(healthy.code, 0);
   t.match(healthy.out, /^healthy: pong from/);
@@ -326,7 +331,7 @@ t.test('healthcheck: 0 when it answers, 1 when not', async (t) => {
 });
 
 t.test('the built syncd runs the commands, and serve --help lists the settings', async (t) => {
-  const service = await startService(t);
+  const service = await sharedService();
   const ping = await execa(
     'node',
     [syncdBin, 'ping', '--address', service.address, '--api-key', service.apiKey],

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import getPort from 'get-port';
 import t from 'tap';
-import { call, startService } from '../../helpers/service.ts';
+import { call, type Service, startService } from '../../helpers/service.ts';
 import { healthcheckScript, packageRoot } from '../../../shared/paths.ts';
 
 const [root, script] = [packageRoot, healthcheckScript];
@@ -27,10 +27,14 @@ async function healthcheck(env: Record<string, string>, viaNpm = false, args: st
   return { exitCode: result.exitCode, output: `${result.stdout}${result.stderr}`, ms: Date.now() - started };
 }
 
+// One service for the tests that leave it as they found it; the others start their own.
+let shared: Promise<Service> | undefined;
+const sharedService = () => (shared ??= startService(t));
+
 t.test(
   'healthy: address and key from the environment, as `node <file>` and `npm run healthcheck`',
   async (t) => {
-    const service = await startService(t);
+    const service = await sharedService();
     const env = { SYNCD_ADDRESS: service.address, SYNCD_API_KEY: service.apiKey };
     const direct = await healthcheck(env);
     t.equal(direct.exitCode, 0, direct.output);
@@ -90,7 +94,7 @@ t.test('unhealthy when nothing answers, with the address named', async (t) => {
 });
 
 t.test('unhealthy with a wrong key', async (t) => {
-  const service = await startService(t);
+  const service = await sharedService();
   const result = await healthcheck({ SYNCD_ADDRESS: service.address, SYNCD_API_KEY: 'wrong-key-0123456789' });
   t.equal(result.exitCode, 1);
   t.match(result.output, /401/);
