@@ -1,5 +1,6 @@
 import pino, { type Logger } from 'pino';
 import { LossyOutput } from './lossy-output.ts';
+import { safeLine, safeLines } from './terminal-text.ts';
 import type { RecentError } from './api-types.ts';
 import type { LogFormat, LogLevel } from './settings.ts';
 
@@ -56,15 +57,25 @@ export async function logDestination(
       const record = JSON.parse(line) as Record<string, unknown>;
       const who = `${String(record.role)}[${String(record.pid)}]`;
       const facility = typeof record.facility === 'string' ? ` ${record.facility}` : '';
-      // A line break in a message (a name another device sent) is shown escaped: it cannot forge a line.
-      const message = String(record.msg ?? '').replace(/\r?\n|\r/g, (brk) =>
-        JSON.stringify(brk).slice(1, -1),
-      );
-      record.msg = `${who}${facility}: ${message}`;
+      // A control character in a message (a name another device sent) is shown escaped: it can neither
+      // forge a line nor drive the terminal. An error's stack keeps its own lines, each escaped.
+      record.msg = `${who}${facility}: ${safeLine(String(record.msg ?? ''))}`;
+      const err = record.err as { message?: unknown; stack?: unknown } | undefined;
+      if (err && typeof err === 'object') {
+        if (typeof err.message === 'string') err.message = safeLine(err.message);
+        if (typeof err.stack === 'string') err.stack = safeStack(err.stack);
+      }
       for (const key of ['pid', 'hostname', 'role', 'facility']) delete record[key];
       output.write(prettify(record));
     },
   };
+}
+
+// A stack's first line holds the message, which may hold line breaks of its own: those are escaped, the
+// `at` lines after it kept as lines.
+function safeStack(stack: string): string {
+  const at = stack.search(/\n\s+at /);
+  return at < 0 ? safeLine(stack) : `${safeLine(stack.slice(0, at))}${safeLines(stack.slice(at))}`;
 }
 
 // `2026-11-27 12:00:00.123 +0100`.

@@ -1,5 +1,6 @@
 import type { DeviceConnection, SyncdClient } from '../../shared/client/client.ts';
 import type { DeviceConfiguration } from '../../shared/config/defaults.ts';
+import { safeLine } from '../../shared/terminal-text.ts';
 import { bytes, rate, type Rate, sampleRates } from './traffic.ts';
 
 type Print = (json: unknown, text: string) => void;
@@ -70,10 +71,10 @@ function devicesTable(
         : device.paused
           ? 'paused'
           : seen
-            ? `connected at ${seen.connection.address}, ${seen.connection.clientVersion}`
+            ? `connected at ${seen.connection.address}, ${safeLine(seen.connection.clientVersion)}`
             : 'not connected';
     lines.push(
-      `${device.deviceID}  ${device.name || '(no name)'}  ${device.addresses.join(' ')}  (${state})`,
+      `${device.deviceID}  ${safeLine(device.name) || '(no name)'}  ${device.addresses.join(' ')}  (${state})`,
     );
     if (!seen) continue;
     const { connection, rate: measured, completion } = seen;
@@ -85,7 +86,7 @@ function devicesTable(
   }
   for (const [id, { name, address }] of Object.entries(pending)) {
     lines.push(
-      `${id}  ${name || '(no name)'}  (pending: connected from ${address}, not configured; syncd pending accept ${id} adds it)`,
+      `${id}  ${safeLine(name) || '(no name)'}  (pending: connected from ${address}, not configured; syncd pending accept ${id} adds it)`,
     );
   }
   return lines.join('\n');

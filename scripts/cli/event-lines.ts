@@ -1,11 +1,13 @@
 import type { ServiceEvent } from '../../shared/client/client.ts';
 import { localTime } from './format.ts';
 import { bytes } from './traffic.ts';
+import { safeLine } from '../../shared/terminal-text.ts';
 
 type Data = Record<string, unknown>;
 
-const short = (id: unknown) => (typeof id === 'string' ? id.slice(0, 7) : '?');
-const text = (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value));
+const short = (id: unknown) => (typeof id === 'string' ? safeLine(id.slice(0, 7)) : '?');
+// Every value is one line, escaped: a name another device chose cannot forge a line or drive the terminal.
+const text = (value: unknown) => safeLine(typeof value === 'string' ? value : JSON.stringify(value));
 
 /**
  * What the event says, for people: the types a person follows in words (their data as Syncthing's
@@ -52,7 +54,8 @@ const described: Record<string, (data: Data) => string> = {
   DownloadProgress: (d) => {
     const files = Object.entries(d).flatMap(([folder, names]) =>
       Object.entries(names as Record<string, Data>).map(
-        ([name, p]) => `${folder}/${name} ${bytes(Number(p.bytesDone))} of ${bytes(Number(p.bytesTotal))}`,
+        ([name, p]) =>
+          `${text(folder)}/${text(name)} ${bytes(Number(p.bytesDone))} of ${bytes(Number(p.bytesTotal))}`,
       ),
     );
     return files.length === 0 ? 'downloads done' : `downloading ${files.join(', ')}`;
@@ -76,6 +79,6 @@ function pendingChange(kind: string, data: Data, name: (entry: Data) => string):
 export function eventLine(event: ServiceEvent): string {
   const describe = described[event.type];
   const data = (event.data ?? {}) as Data;
-  const what = describe ? describe(data) : JSON.stringify(event.data);
+  const what = describe ? describe(data) : safeLine(JSON.stringify(event.data) ?? '');
   return `${localTime(event.time)}  ${event.type.padEnd(21)}  ${what}`;
 }

@@ -1,5 +1,6 @@
 import type { FolderStatus, PendingFolder, SyncdClient } from '../../shared/client/client.ts';
 import type { DeviceConfiguration, FolderConfiguration } from '../../shared/config/defaults.ts';
+import { safeLine } from '../../shared/terminal-text.ts';
 import { bytes, rate, type Rate, sampleRates } from './traffic.ts';
 
 type Print = (json: unknown, text: string) => void;
@@ -90,9 +91,12 @@ function foldersTable(
   for (const [id, { offeredBy }] of Object.entries(pending)) {
     const by = Object.entries(offeredBy).map(
       ([device, offer]) =>
-        `${names.get(device) || device.slice(0, 7)}${offer.label ? ` as "${offer.label}"` : ''}`,
+        `${safeLine(names.get(device) || device.slice(0, 7))}${offer.label ? ` as "${safeLine(offer.label)}"` : ''}`,
     );
-    lines.push(`${id}  (pending: offered by ${by.join(', ')}; syncd pending accept ${id} PATH shares it)`);
+    const shown = safeLine(id);
+    lines.push(
+      `${shown}  (pending: offered by ${by.join(', ')}; syncd pending accept ${shown} PATH shares it)`,
+    );
   }
   return lines.length === 0 ? 'no folders' : lines.join('\n');
 }

@@ -3,6 +3,7 @@ import { ConfigUsageError } from './config-commands.ts';
 import { inSyncPercent } from './folder-list.ts';
 import { localTime } from './format.ts';
 import { bytes } from './traffic.ts';
+import { safeLine } from '../../shared/terminal-text.ts';
 
 type Print = (json: unknown, text: string) => void;
 
@@ -48,7 +49,7 @@ export async function needCommand(client: SyncdClient, args: string[], print: Pr
   const errors = status.errors > 0 ? ((await client.folderErrors(folder)).errors ?? []) : [];
   if (errors.length > 0) {
     lines.push(`${errors.length} items failed (tried again at the next pull or scan):`);
-    lines.push(...errors.map(({ path, error }) => `  ${path}: ${error}`));
+    lines.push(...errors.map(({ path, error }) => `  ${safeLine(path)}: ${safeLine(error)}`));
   }
   print({ folder, status, need, localChanged: changed, errors }, lines.join('\n'));
 }
@@ -62,7 +63,8 @@ const kinds: Record<string, string> = {
 function item(file: NeededFile, now = ''): string {
   const kind = kinds[file.type] ?? file.type;
   const doing = now === '' ? '' : `, ${now}`;
-  if (file.deleted) return `  ${file.name}  (${kind} deleted${doing})`;
+  const name = safeLine(file.name);
+  if (file.deleted) return `  ${name}  (${kind} deleted${doing})`;
   const size = kind === 'file' ? `, ${bytes(file.size)}` : '';
-  return `  ${file.name}  (${kind}${size}, modified ${localTime(file.modified)}${doing})`;
+  return `  ${name}  (${kind}${size}, modified ${localTime(file.modified)}${doing})`;
 }

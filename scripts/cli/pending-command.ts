@@ -3,6 +3,8 @@ import type { PendingFolder, SyncdClient } from '../../shared/client/client.ts';
 import type { FolderConfiguration } from '../../shared/config/defaults.ts';
 import { ConfigRefusal, ConfigUsageError } from './config-commands.ts';
 import { localTime } from './format.ts';
+import { isOneName, sanitizePath } from '../../shared/sanitize-path.ts';
+import { safeLine } from '../../shared/terminal-text.ts';
 
 type Print = (json: unknown, text: string) => void;
 
@@ -74,16 +76,7 @@ async function acceptFolder(
   print: Print,
 ): Promise<void> {
   const label = Object.values(offer.offeredBy).find((by) => by.label !== '')?.label ?? '';
-  let path = givenPath;
-  if (path === undefined) {
-    const base = (await client.folderDefaults()).path;
-    if (base === '' || !isAbsolute(base)) {
-      throw new ConfigUsageError(
-        `pending accept ${id} needs the PATH where the folder goes (defaults.folder.path is not set to give one)`,
-      );
-    }
-    path = join(base, label || id);
-  }
+  const path = givenPath ?? (await defaultPath(client, id, label));
   if ((await client.folders()).some((folder) => folder.id === id)) {
     throw new ConfigRefusal(`folder ${id} is configured already: syncd folders share ${id} DEVICE shares it`);
   }
@@ -106,18 +99,43 @@ async function acceptFolder(
   );
 }
 
+/**
+ * Where a folder accepted without a PATH goes, as auto-accept chooses it (auto-accept.ts): under
+ * defaults.folder.path, the first of its label and its ID made one name (sanitizePath) that names
+ * nothing there yet. The label is the offering device's: never a path of its choosing, never a
+ * directory that holds files already.
+ */
+async function defaultPath(client: SyncdClient, id: string, label: string): Promise<string> {
+  const base = (await client.folderDefaults()).path;
+  if (base === '' || !isAbsolute(base)) {
+    throw new ConfigUsageError(
+      `pending accept ${id} needs the PATH where the folder goes (defaults.folder.path is not set to give one)`,
+    );
+  }
+  // The service's machine, not this one, is where the path is: asked through its browse endpoint.
+  const there = new Set(
+    (await client.browse(`${base.replace(/\/+$/, '')}/`)).map((entry) => entry.replace(/\/+$/, '')),
+  );
+  for (const name of [sanitizePath(label), sanitizePath(id)]) {
+    if (isOneName(name) && !there.has(join(base, name))) return join(base, name);
+  }
+  throw new ConfigRefusal(
+    `pending accept ${id}: ${join(base, sanitizePath(label || id) || id)} exists already; give the PATH where the folder goes`,
+  );
+}
+
 function pendingTable(
   devices: Record<string, { time: string; name: string; address: string }>,
   folders: Record<string, PendingFolder>,
 ): string {
   const lines: string[] = [];
   for (const [id, { name, address, time }] of Object.entries(devices)) {
-    lines.push(`device  ${id}  ${name || '(no name)'}  from ${address}, last ${localTime(time)}`);
+    lines.push(`device  ${id}  ${safeLine(name) || '(no name)'}  from ${address}, last ${localTime(time)}`);
   }
   for (const [id, { offeredBy }] of Object.entries(folders)) {
     for (const [by, { label, time }] of Object.entries(offeredBy)) {
       lines.push(
-        `folder  ${id}  ${label ? `"${label}"` : '(no label)'}  offered by ${by}, last ${localTime(time)}`,
+        `folder  ${safeLine(id)}  ${label ? `"${safeLine(label)}"` : '(no label)'}  offered by ${by}, last ${localTime(time)}`,
       );
     }
   }

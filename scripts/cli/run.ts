@@ -5,6 +5,7 @@ import { checkHealth } from '../../shared/client/health.ts';
 import { connectOutcome, pollUntil } from '../../shared/client/poll.ts';
 import { notRecorded, resolveTarget, type Target } from '../../shared/client/target.ts';
 import { readDeviceId } from '../../shared/identity.ts';
+import { safeLines } from '../../shared/terminal-text.ts';
 import { versionInfo } from '../../shared/version.ts';
 import {
   type ConfigCommandOptions,
@@ -82,12 +83,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       io.err(`syncd: ${error.message}\nRun syncd --help for the commands and options.`);
       return EXIT_USAGE;
     }
-    if (error instanceof ClientError) {
-      io.err(`syncd: ${error.message}`);
-      return EXIT_FAILED;
-    }
-    if (error instanceof TargetError || error instanceof ConfigRefusal) {
-      io.err(`syncd: ${error.message}`);
+    // A service's message can quote what a device sent: escaped as the rest.
+    if (error instanceof ClientError || error instanceof TargetError || error instanceof ConfigRefusal) {
+      io.err(`syncd: ${safeLines(error.message)}`);
       return EXIT_FAILED;
     }
     throw error;
@@ -119,6 +117,7 @@ function parse(argv: readonly string[]) {
         events: { type: 'string' },
         disk: { type: 'boolean' },
         count: { type: 'string' },
+        since: { type: 'string' },
         version: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -157,11 +156,15 @@ function parse(argv: readonly string[]) {
   if (given('type')) goesWith('type', ['folders add', 'folders edit', 'pending accept']);
   if (given('share')) goesWith('share', ['folders add']);
   if (given('replace')) goesWith('replace', ['devices add', 'folders add']);
-  for (const name of ['events', 'disk', 'count'] as const) if (given(name)) goesWith(name, ['watch']);
+  for (const name of ['events', 'disk', 'count', 'since'] as const)
+    if (given(name)) goesWith(name, ['watch']);
   if (given('sync')) goesWith('sync', ['healthcheck']);
   const count = values.count === undefined ? undefined : Number(values.count);
   if (count !== undefined && !(Number.isSafeInteger(count) && count > 0))
     throw new UsageError(`--count: "${values.count}" is not a whole number of events above 0`);
+  const since = values.since === undefined ? undefined : Number(values.since);
+  if (since !== undefined && !(Number.isSafeInteger(since) && since >= 0))
+    throw new UsageError(`--since: "${values.since}" is not an event ID (a whole number)`);
   if (values.disk && values.events !== undefined)
     throw new UsageError('--disk and --events go apart: the disk events are a stream of their own');
   const options: Options = {
@@ -177,6 +180,7 @@ function parse(argv: readonly string[]) {
       types: values.events,
       disk: values.disk === true,
       count,
+      since,
       forMs: timeoutMs,
       json: values.json,
     },
@@ -215,9 +219,16 @@ async function run(
     apiKey: target.apiKey,
     timeoutMs: options.timeoutMs,
   });
-  const print = (json: unknown, text: string) => io.out(options.json ? JSON.stringify(json) : text);
+  // Text for people holds names other devices chose: escaped, so that none can drive the terminal.
+  const print = (json: unknown, text: string) =>
+    io.out(options.json ? JSON.stringify(json) : safeLines(text));
   try {
-    return await runCommand(command, args, options, { client, target, print, noArgs, io });
+    const safeIo = {
+      ...io,
+      out: (text: string) => io.out(safeLines(text)),
+      err: (text: string) => io.err(safeLines(text)),
+    };
+    return await runCommand(command, args, options, { client, target, print, noArgs, io: safeIo });
   } catch (error) {
     throw explain(error, target);
   }

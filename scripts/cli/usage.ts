@@ -101,8 +101,8 @@ const commands: Record<string, Command> = {
     summary: 'print events as they happen, one line each',
     forms: [
       [
-        'watch [--events TYPE,...] [--disk] [--count N]',
-        "the service's events, one readable line each, until Ctrl-C, N events or --timeout; --disk: the files changed",
+        'watch [--events TYPE,...] [--disk] [--count N] [--since ID]',
+        "the service's events, one readable line each, until Ctrl-C, N events or --timeout; --disk: the files changed; --since: after that event (IDs as --json shows)",
       ],
     ],
     notes: 'It waits through restarts: the event numbers go on across workers.',

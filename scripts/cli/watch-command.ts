@@ -11,6 +11,8 @@ export interface WatchOptions {
   count: number | undefined;
   /** Ends after this long. */
   forMs: number | undefined;
+  /** Starts after this event ID (as --json shows them), else after the last one so far. */
+  since: number | undefined;
   json: boolean;
 }
 
@@ -24,7 +26,7 @@ const POLL_S = 60;
 const RETRY_MS = 1000;
 
 /**
- * `syncd watch`: the events as they happen, one line each. Only events after the start are shown. A
+ * `syncd watch`: the events as they happen, one line each: those after the start, or after `since`. A
  * service that goes away (a restart, a stop) is waited for: event IDs go on across workers.
  */
 export async function watchCommand(target: Target, options: WatchOptions, io: Io): Promise<void> {
@@ -37,7 +39,7 @@ export async function watchCommand(target: Target, options: WatchOptions, io: Io
   const deadline = options.forMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + options.forMs;
   const poll = (since: number, timeoutS: number, limit?: number) =>
     client.events({ since, timeoutS, limit, types: options.types, disk: options.disk });
-  let since = (await poll(0, 0, 1)).at(-1)?.id ?? 0;
+  let since = options.since ?? (await poll(0, 0, 1)).at(-1)?.id ?? 0;
   let shown = 0;
   let gone = false;
   while (Date.now() < deadline && (options.count === undefined || shown < options.count)) {

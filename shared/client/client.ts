@@ -269,6 +269,11 @@ export class SyncdClient {
     return this.call('GET', '/rest/config/defaults/folder');
   }
 
+  /** The directories on the service's machine whose path begins with `current` (GET /rest/system/browse). */
+  browse(current: string): Promise<string[]> {
+    return this.call('GET', `/rest/system/browse?current=${encodeURIComponent(current)}`);
+  }
+
   /** Forgets a pending device until it connects again. */
   dismissPendingDevice(deviceId: string): Promise<unknown> {
     return this.call('DELETE', `/rest/cluster/pending/devices${deviceQuery(deviceId)}`);

@@ -90,6 +90,27 @@ t.test('text: a line break in a message cannot forge a line', async (t) => {
   );
 });
 
+t.test('text: a control character in a message or an error cannot drive the terminal', async (t) => {
+  const stdout = capture();
+  const logger = createLogger(
+    'worker',
+    'info',
+    undefined,
+    await logDestination('text', stdout.stream, false),
+  );
+  const error = new Error('cannot pull evil\u001b[2J\nforged line\u009b\u202e');
+  logger.warn({ err: error }, 'Synced file \u0007bell\u001b]0;title\u0007');
+  const written = stdout.written.join('');
+  t.notMatch(
+    written,
+    /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/,
+    'no control character but line ends',
+  );
+  t.match(written, 'Synced file \\u0007bell\\u001b]0;title\\u0007');
+  t.match(written, 'cannot pull evil\\u001b[2J\\nforged line\\u009b\\u202e');
+  t.notMatch(written, /^forged line/m, 'the message of the stack forges no line');
+});
+
 t.test('text is colored when asked (a terminal)', async (t) => {
   const stdout = capture();
   createLogger('supervisor', 'info', undefined, await logDestination('text', stdout.stream, true)).info(

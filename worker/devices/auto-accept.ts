@@ -6,7 +6,7 @@ import { writeFileAtomic } from '../../shared/home.ts';
 import type { Logger } from '../../shared/logger.ts';
 import type { WorkerConfig } from '../config/worker-config.ts';
 import { FolderFs, IGNORE_FILE } from '../files/folder-fs.ts';
-import { isOneName, sanitizePath } from '../files/sanitize-path.ts';
+import { isOneName, sanitizePath } from '../../shared/sanitize-path.ts';
 import { encryptedFor, folderDescription, type OfferedFolder } from './cluster-config.ts';
 
 /** New folders accepted from one ClusterConfig at most; past it, the rest stay pending. */

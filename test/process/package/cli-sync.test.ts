@@ -3,12 +3,13 @@
 // speaks BEP over TLS to syncd's sync address, offers folders and files, and answers syncd's requests
 // only when the test lets it, so that a pull can be seen in progress.
 import { randomBytes } from 'node:crypto';
-import { readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { create } from '@bufbuild/protobuf';
 import t, { type Test } from 'tap';
 import { runCli } from '../../../scripts/cli/run.ts';
 import { ErrorCode, IndexUpdateSchema, ResponseSchema } from '../../../worker/bep/bep_pb.ts';
+import { encodeHello } from '../../../worker/bep/frames.ts';
 import { newDeviceId } from '../../helpers/config.ts';
 import { newTestDevice } from '../../helpers/device.ts';
 import { HostilePeer, PeerFolder, shareWithHostile } from '../../helpers/hostile-peer.ts';
@@ -50,8 +51,14 @@ const listen = Object.values(connectionServiceStatus)[0]?.lanAddresses[0] ?? '';
 
 t.test('pending devices and folders: listed, dismissed, accepted', async (t) => {
   const stranger = await newTestDevice();
+  // It names itself with an escape sequence that would clear a terminal's screen.
+  const hello = encodeHello({
+    deviceName: 'evil\u001b[2J',
+    clientName: 'hostile-peer',
+    clientVersion: 'v1.19.2',
+  });
   const knock = async () => {
-    const peer = await HostilePeer.connect(listen, stranger);
+    const peer = await HostilePeer.connect(listen, stranger, undefined, hello);
     await peer.closedWithin(20_000);
   };
   t.equal(await ok(t, ['pending']), 'nothing pending');
@@ -62,9 +69,11 @@ t.test('pending devices and folders: listed, dismissed, accepted', async (t) => 
   );
   t.match(
     await ok(t, ['pending']),
-    new RegExp(`^device  ${stranger.id}  hostile  from 127\\.0\\.0\\.1:\\d+, last `, 'm'),
+    new RegExp(`^device  ${stranger.id}  evil\\\\u001b\\[2J  from 127\\.0\\.0\\.1:\\d+, last `, 'm'),
+    'the escape shown, not sent to the terminal',
   );
-  t.match(await ok(t, ['devices']), `${stranger.id}  hostile  (pending: connected from 127.0.0.1:`);
+  t.notMatch(await ok(t, ['pending']), '\u001b');
+  t.match(await ok(t, ['devices']), `${stranger.id}  evil\\u001b[2J  (pending: connected from 127.0.0.1:`);
   t.match(await ok(t, ['pending', 'dismiss', stranger.id]), 'dismissed until it connects again');
   t.same(JSON.parse(await ok(t, ['pending', '--json'])), { devices: {}, folders: {} });
   await knock();
@@ -92,6 +101,10 @@ t.test('pending devices and folders: listed, dismissed, accepted', async (t) => 
   t.teardown(() => peer.close());
   const config = offered.clusterConfig(myID);
   config.folders[0]!.label = 'Photos';
+  // A second folder whose label is a path out of wherever it is put.
+  const escaping = new PeerFolder('evil', stranger).clusterConfig(myID).folders[0]!;
+  escaping.label = '../../etc';
+  config.folders.push(escaping);
   peer.send({ kind: 'ClusterConfig', body: config });
   await waitFor('the folder pending', async () => (await ok(t, ['pending'])).includes('photos') || undefined);
   t.match(
@@ -109,11 +122,17 @@ t.test('pending devices and folders: listed, dismissed, accepted', async (t) => 
   );
   const nothing = await syncd(['pending', 'accept', 'nope']);
   t.match([nothing.code, nothing.err], [1, /nothing pending has the ID "nope"/]);
-  const path = join(root, 'offered');
+  // Under defaults.folder.path: the label made one name, a directory there already passed over.
+  const base = join(root, 'offered');
+  await mkdir(join(base, 'Photos'));
+  await api(service, 'PATCH', '/rest/config/defaults/folder', { path: base });
   t.match(
-    await ok(t, ['pending', 'accept', 'photos', path]),
-    `folder photos added at ${path}, shared with ${stranger.id}`,
+    await ok(t, ['pending', 'accept', 'photos']),
+    `folder photos added at ${join(base, 'photos')}, shared with ${stranger.id}`,
+    'Photos exists: the ID names it',
   );
+  t.match(await ok(t, ['pending', 'accept', 'evil']), `folder evil added at ${join(base, '.. .. etc')}`);
+  await api(service, 'PATCH', '/rest/config/defaults/folder', { path: '' });
   const folders = await api<Array<{ id: string; label: string; devices: Array<{ deviceID: string }> }>>(
     service,
     'GET',
@@ -124,6 +143,7 @@ t.test('pending devices and folders: listed, dismissed, accepted', async (t) => 
   t.same(photos?.devices.map((d) => d.deviceID).sort(), [myID, stranger.id].sort());
   await waitFor('the offer gone', async () => !(await ok(t, ['pending'])).includes('photos') || undefined);
   await ok(t, ['folders', 'remove', 'photos']);
+  await ok(t, ['folders', 'remove', 'evil']);
   await ok(t, ['devices', 'remove', stranger.id]);
 });
 
@@ -141,7 +161,24 @@ t.test('a pull seen in progress: folders, need, devices and watch', async (t) =>
     hostile.folder.file('dir/b.txt', b),
     hostile.folder.directory('dir'),
   ];
-  const watched = syncd(['watch', '--events', 'ItemFinished', '--count', '3', '--timeout', '60s']);
+  // watch goes on from the last ItemFinished so far: none of this pull's can come before it starts.
+  const [last] = await api<Array<{ id: number }>>(
+    service,
+    'GET',
+    '/rest/events?events=ItemFinished&limit=1&timeout=0',
+  );
+  const since = String(last?.id ?? 0);
+  const watched = syncd([
+    'watch',
+    '--events',
+    'ItemFinished',
+    '--since',
+    since,
+    '--count',
+    '3',
+    '--timeout',
+    '60s',
+  ]);
   peer.send({ kind: 'IndexUpdate', body: create(IndexUpdateSchema, { folder: 'work', files }) });
   await peer.until('a request', () => peer.requests.length > 0);
 

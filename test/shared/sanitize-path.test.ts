@@ -1,5 +1,5 @@
 import t from 'tap';
-import { isOneName, sanitizePath } from '../../../worker/files/sanitize-path.ts';
+import { isOneName, sanitizePath } from '../../shared/sanitize-path.ts';
 
 t.test('names are made as Syncthing makes them (lib/fs/util_test.go TestSanitizePath)', async (t) => {
   const cases: Array<[string, string]> = [
