@@ -97,6 +97,9 @@ function onPath(command: string): string | undefined {
  * Starts the worker process. Its own function so that the field holding the child takes the type
  * inferred here: relating execa's generic result types to one another costs the type checker seconds.
  */
+/** The worker's libuv pool, unless UV_THREADPOOL_SIZE says otherwise. */
+export const WORKER_THREADPOOL_SIZE = 16;
+
 function spawnWorker(options: WorkerProcessOptions) {
   const node = [
     // The supervisor's own V8 flags (a small young generation, see package.json's start) are not the
@@ -119,7 +122,14 @@ function spawnWorker(options: WorkerProcessOptions) {
     reject: false,
     // The supervisor ends its workers itself, in order; a worker also exits when its channel closes.
     cleanup: false,
-    env: { ...options.env, ...(setpriv ? { [PARENT_DEATH_SIGNAL_ENV]: 'KILL' } : {}) },
+    env: {
+      // libuv's pool runs every file call, and DNS lookups: four threads, the default, are all held by
+      // four calls on a dead mount or four slow lookups, and then each folder's root probe waits too
+      // (root-probe.ts). Set in the environment, as libuv reads it once, at the pool's first use.
+      UV_THREADPOOL_SIZE: process.env.UV_THREADPOOL_SIZE ?? String(WORKER_THREADPOOL_SIZE),
+      ...options.env,
+      ...(setpriv ? { [PARENT_DEATH_SIGNAL_ENV]: 'KILL' } : {}),
+    },
   });
 }
 
