@@ -166,8 +166,11 @@ grep -q '^SYNCTHING_ADDRESS=' <<<"$pairing" && grep -q '^SYNCD_ADDRESS=' <<<"$pa
     if [ "$1" = exec ] && [ "$2" = syncd ]; then podman exec "$name" "${@:3}"; else podman "$@"; fi
   }
   syncthing() {
-    if [ "$1" = cli ]; then command syncthing cli --gui-address="127.0.0.1:$st_gui" --gui-apikey=check-key "${@:2}"
-    else command syncthing "$@"; fi
+    case "$1" in
+      cli) command syncthing cli --gui-address="127.0.0.1:$st_gui" --gui-apikey=check-key "${@:2}" ;;
+      --device-id) command syncthing --device-id --home="$st/home" ;;
+      *) command syncthing "$@" ;;
+    esac
   }
   export HOME=$st
   SYNCTHING_ADDRESS=tcp://$gateway:$st_listen

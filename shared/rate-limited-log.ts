@@ -1,6 +1,6 @@
 /** How often the same message about the same thing is logged again while it goes on. */
 export const REPEAT_EVERY_MS = 10 * 60_000;
-// Things remembered at most: past this, the longest unheard of is forgotten (and logged again if it comes).
+// Things remembered at most: past this, a new one is logged only once per REPEAT_EVERY_MS, saying so.
 const MAX_KEYS = 1000;
 
 /*
@@ -14,6 +14,8 @@ export class RateLimitedLog {
   readonly #now: () => number;
   readonly #maxKeys: number;
   readonly #seen = new Map<string, { message: string; loggedAt: number; since: number }>();
+  // When a thing past the limit was last logged, and how many were not since.
+  #overflow = { loggedAt: Number.NEGATIVE_INFINITY, since: 0 };
 
   constructor(options: { everyMs?: number; now?: () => number; maxKeys?: number } = {}) {
     this.#everyMs = options.everyMs ?? REPEAT_EVERY_MS;
@@ -34,10 +36,21 @@ export class RateLimitedLog {
       this.#seen.set(key, seen);
       return undefined;
     }
+    if (!seen && this.#seen.size >= this.#maxKeys) return this.#overflowed(now);
     this.#seen.set(key, { message, loggedAt: now, since: 0 });
-    if (this.#seen.size > this.#maxKeys) this.#seen.delete(this.#seen.keys().next().value as string);
     if (seen?.message !== message || seen.since === 0) return '';
     return ` (repeated ${seen.since} times in the last ${minutes(now - seen.loggedAt)})`;
+  }
+
+  // A thing past the limit: one logged per period, with how many were not; the rest not one by one.
+  #overflowed(now: number): string | undefined {
+    if (now - this.#overflow.loggedAt < this.#everyMs) {
+      this.#overflow.since++;
+      return undefined;
+    }
+    const skipped = this.#overflow.since;
+    this.#overflow = { loggedAt: now, since: 0 };
+    return ` (more than ${this.#maxKeys} things are being reported: one a ${minutes(this.#everyMs)} is logged${skipped > 0 ? `, ${skipped} others were not` : ''})`;
   }
 
   /** `key`'s trouble is over: whether a message about it had been logged (then saying so is news). */

@@ -21,12 +21,17 @@ t.test('the same message is logged once, then once per period with how often it 
   t.equal(log.note('a', 'failed otherwise'), '', 'over, then back: news');
 });
 
-t.test('at most maxKeys things are remembered, the longest unheard of forgotten', async (t) => {
-  const log = new RateLimitedLog({ now: () => 0, maxKeys: 2 });
-  log.note('a', 'x');
-  log.note('b', 'x');
-  t.equal(log.note('a', 'x'), undefined, 'a heard again');
-  log.note('c', 'x');
-  t.same(log.keys().sort(), ['a', 'c'], 'b went');
+t.test('past maxKeys things, a new one is logged once a period, saying how many were not', async (t) => {
+  let now = 0;
+  const log = new RateLimitedLog({ now: () => now, maxKeys: 2, everyMs: 1000 });
+  t.equal(log.note('a', 'x'), '');
   t.equal(log.note('b', 'x'), '');
+  t.equal(log.note('a', 'x'), undefined, 'a heard again, within the period');
+  t.match(log.note('c', 'x'), /^ \(more than 2 things are being reported: one a 1 min is logged\)$/);
+  for (const key of ['d', 'e', 'f']) t.equal(log.note(key, 'x'), undefined, `${key}: not one by one`);
+  t.same(log.keys().sort(), ['a', 'b'], 'the ones remembered stay');
+  now = 1000;
+  t.match(log.note('g', 'x'), /, 3 others were not\)$/, 'the next period: one more, and the count');
+  t.equal(log.cleared('b'), true);
+  t.equal(log.note('h', 'x'), '', 'room again: logged as news');
 });

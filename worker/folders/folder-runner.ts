@@ -760,8 +760,20 @@ export class FolderRunner {
    */
   async answering<T>(operation: () => Promise<T>): Promise<T> {
     const silent = await this.#probe.answers();
-    if (silent) throw new NotAnsweringError(silent);
-    return this.#probe.watch(operation());
+    if (silent) {
+      this.#failWhileIdle(silent);
+      throw new NotAnsweringError(silent);
+    }
+    return this.#probe.watch(operation()).catch((error: unknown) => {
+      if (error instanceof NotAnsweringError) this.#failWhileIdle(error.message);
+      throw error;
+    });
+  }
+
+  // What a request found out puts an idle folder in error too, so that its status says what its answer
+  // said; a folder mid-operation is put there by that operation's own watch.
+  #failWhileIdle(problem: string): void {
+    if (!this.#stopped && this.state === 'idle') this.#failHealth(problem);
   }
 
   /** Resolves once no operation given up on (see #whileAnswering) is still out. */

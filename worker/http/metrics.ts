@@ -52,6 +52,8 @@ interface Snapshot {
   allFolders: FolderConfiguration[];
   /** The other devices of the configuration. */
   devices: DeviceConfiguration[];
+  /** Every device of the configuration, this one included (lib/config/metrics.go lists them all). */
+  allDevices: DeviceConfiguration[];
   connected?: ReadonlyMap<string, unknown>;
   traffic?: ReadonlyMap<string, { inBytes: number; outBytes: number }>;
   supervisor: SupervisorStats;
@@ -61,7 +63,15 @@ interface Snapshot {
 }
 
 function emptySnapshot(supervisor: SupervisorStats): Snapshot {
-  return { folders: [], allFolders: [], devices: [], supervisor, held: false, atMs: Date.now() };
+  return {
+    folders: [],
+    allFolders: [],
+    devices: [],
+    allDevices: [],
+    supervisor,
+    held: false,
+    atMs: Date.now(),
+  };
 }
 
 async function snapshot({ config, model, status }: MetricSources): Promise<Snapshot> {
@@ -74,6 +84,7 @@ async function snapshot({ config, model, status }: MetricSources): Promise<Snaps
       .map((folder) => ({ folder, status: held && statusOf(held, folder.id) })),
     allFolders,
     devices: config?.current.devices.filter(({ deviceID }) => deviceID !== config.myId) ?? [],
+    allDevices: config?.current.devices ?? [],
     connected: held?.connections(),
     traffic: held?.traffic(),
     supervisor,
@@ -179,7 +190,7 @@ function registerSyncthingMetrics(registry: Registry, now: () => Snapshot, tally
     'Provides additional information labels on devices',
     deviceLabels,
     () =>
-      now().devices.map(({ deviceID, name, introducer, paused, untrusted }) => ({
+      now().allDevices.map(({ deviceID, name, introducer, paused, untrusted }) => ({
         device: deviceID,
         name,
         introducer: String(introducer),

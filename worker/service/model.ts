@@ -19,7 +19,6 @@ export interface SyncModel {
   scan(folder: string | undefined, subs: () => string[]): Promise<void>;
   /** The index's tree below `prefix`, `levels` deep (-1: all), as GET /rest/db/browse nests it. */
   browse(folder: string, prefix: string, levels: number, dirsOnly: boolean): TreeEntry[];
-  /** What `device` (this one when undefined) lacks of the global versions: one page of it. */
   /** What a device (this one when none is given) lacks, in pages: this one's files being pulled first. */
   need(folder: string, page: Page, device?: string): FileRecord[];
   /** The names of the folder's files being pulled now. */

@@ -52,7 +52,8 @@ t.test('a folder on a mount that does not answer is in error within the timeout'
   const { runner, limiter } = await runnerFor(t, path, { db, hasher });
 
   const first = await timed(runner.scan());
-  t.ok(first >= TIMEOUT_MS && first < 10 * TIMEOUT_MS, `the scan asked for is answered (${first} ms)`);
+  // Timers start from the loop's cached clock: one may end a little before its time as measured here.
+  t.ok(first >= TIMEOUT_MS - 100 && first < 10 * TIMEOUT_MS, `the scan asked for is answered (${first} ms)`);
   t.equal(runner.state, 'error');
   t.match(
     runner.error,
@@ -124,3 +125,19 @@ t.test(
     t.equal(runner.error, undefined);
   },
 );
+
+t.test('a request that finds an idle folder not answering puts it in error too', { skip }, async (t) => {
+  const { db, hasher, path: indexed } = await indexedFolder(t, { shortId: 7n });
+  const path = join(indexed, '..', 'idle');
+  await mkdir(path);
+  const { runner } = await runnerFor(t, path, { db, hasher });
+  await runner.scan();
+  t.equal(runner.state, 'idle');
+  await deadMount(t, path);
+  await t.rejects(
+    runner.answering(() => stat(path)),
+    NotAnsweringError,
+  );
+  t.equal(runner.state, 'error', 'its status says what the answer said');
+  t.match(runner.error, /not answering/);
+});

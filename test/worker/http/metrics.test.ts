@@ -81,6 +81,12 @@ t.test('Syncthing’s folder, device and config metrics, syncd’s own, the proc
     }),
     1,
   );
+  t.equal(
+    response.body.split('\n').filter((line) => line.startsWith('syncthing_config_device_info{')).length,
+    2,
+    'every configured device, this one included, as Syncthing lists them',
+  );
+  t.match(response.body, `syncthing_config_device_info{device="${testDeviceId}"`);
   t.ok(value('syncthing_events_total', { event: 'StateChanged', state: 'created' })! >= 2);
 
   t.equal(value('syncd_worker_restarts_total', {}), 2);
