@@ -2,6 +2,7 @@ import type { SyncdClient } from '../../shared/client/client.ts';
 import type { DeviceConfiguration, FolderConfiguration } from '../../shared/config/defaults.ts';
 import { listDevices } from './device-list.ts';
 import { listFolders } from './folder-list.ts';
+import { counted } from './traffic.ts';
 
 /** A mistake in how the command was called: exit code 2 (see run.ts). */
 export class ConfigUsageError extends Error {}
@@ -57,6 +58,8 @@ export async function devicesCommand(
       return;
     case 'pause':
     case 'resume': {
+      // Syncthing answers 200 and does nothing: a person is told.
+      if (id === myID) throw new ConfigRefusal(`device ${id} is this device: it cannot be ${sub}d`);
       await (sub === 'pause' ? client.pause(id) : client.resume(id));
       const which = id === undefined ? 'every device' : `device ${id}`;
       print({ ok: sub === 'pause' ? 'paused' : 'resumed', deviceID: id ?? null }, `${which} ${sub}d`);
@@ -208,6 +211,6 @@ async function shareCommand(
   const others = devices.filter((device) => device.deviceID !== myID).length;
   print(
     { ok: sub === 'share' ? 'shared' : 'unshared', id, devices: devices.map((device) => device.deviceID) },
-    `folder ${id} ${sub === 'share' ? 'shared with' : 'no longer shared with'} ${deviceIds.join(', ')}; now with ${others} device(s)`,
+    `folder ${id} ${sub === 'share' ? 'shared with' : 'no longer shared with'} ${deviceIds.join(', ')}; now with ${counted(others, 'device')}`,
   );
 }

@@ -86,7 +86,7 @@ function devicesTable(
   }
   for (const [id, { name, address }] of Object.entries(pending)) {
     lines.push(
-      `${id}  ${safeLine(name) || '(no name)'}  (pending: connected from ${address}, not configured; syncd pending accept ${id} adds it)`,
+      `${id}  ${safeLine(name) || '(no name)'}  (pending: last connected from ${address}, not configured; syncd pending accept ${id} adds it)`,
     );
   }
   return lines.join('\n');

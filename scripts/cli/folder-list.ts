@@ -1,7 +1,7 @@
 import type { FolderStatus, PendingFolder, SyncdClient } from '../../shared/client/client.ts';
 import type { DeviceConfiguration, FolderConfiguration } from '../../shared/config/defaults.ts';
 import { safeLine } from '../../shared/terminal-text.ts';
-import { bytes, rate, type Rate, sampleRates } from './traffic.ts';
+import { bytes, counted, rate, type Rate, sampleRates } from './traffic.ts';
 
 type Print = (json: unknown, text: string) => void;
 
@@ -67,23 +67,23 @@ function foldersTable(
       ? `${status.state}${status.error ? ` (${status.error})` : ''}, ${status.localFiles} files, ${status.localDirectories} directories, ${bytes(status.localBytes)}${status.errors > 0 ? `, ${status.errors} errors (syncd need ${folder.id})` : ''}`
       : 'state unknown';
     lines.push(
-      `${folder.id}  ${folder.path}  ${folder.type}  shared with ${folder.devices.length - 1} device(s)  ${state}`,
+      `${folder.id}${folder.label && folder.label !== folder.id ? ` ("${safeLine(folder.label)}")` : ''}  ${folder.path}  ${folder.type}  shared with ${counted(folder.devices.length - 1, 'device')}  ${state}`,
     );
     if (!status) continue;
     if (status.needTotalItems > 0 && folder.type === 'sendonly') {
       // Syncthing's "Out of Sync": other devices changed what this folder only sends.
       lines.push(
-        `  out of sync: ${status.needTotalItems} items changed elsewhere (syncd folders override ${folder.id} makes this folder's versions win)`,
+        `  out of sync: ${counted(status.needTotalItems, 'item')} changed elsewhere (syncd folders override ${folder.id} makes this folder's versions win)`,
       );
     } else if (status.needTotalItems > 0) {
       const speed = inBytesPerSecond === undefined ? '' : `, ${rate(inBytesPerSecond)} in`;
       lines.push(
-        `  needs ${status.needTotalItems} items, ${bytes(status.needBytes)}: ${inSyncPercent(status)}% of ${bytes(status.globalBytes)} in sync${speed} (syncd need ${folder.id} lists them)`,
+        `  needs ${counted(status.needTotalItems, 'item')}, ${bytes(status.needBytes)}: ${inSyncPercent(status)}% of ${bytes(status.globalBytes)} in sync${speed} (syncd need ${folder.id} lists them)`,
       );
     }
     if (status.receiveOnlyTotalItems > 0) {
       lines.push(
-        `  local changes: ${status.receiveOnlyTotalItems} items, ${bytes(status.receiveOnlyChangedBytes)} (syncd folders revert ${folder.id} undoes them)`,
+        `  local changes: ${counted(status.receiveOnlyTotalItems, 'item')}, ${bytes(status.receiveOnlyChangedBytes)} (syncd folders revert ${folder.id} undoes them)`,
       );
     }
   }

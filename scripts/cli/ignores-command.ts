@@ -18,7 +18,8 @@ export async function ignoresCommand(
     if (patterns.length > 0) throw new ConfigUsageError(`ignores get: unexpected "${patterns.join(' ')}"`);
     const answer = await client.ignores(folder);
     const lines = answer.ignore ?? [];
-    print(answer, lines.length === 0 ? `folder ${folder} ignores nothing` : lines.join('\n'));
+    // The lines alone, none when there are none: `ignores get A | ignores set B -` copies them.
+    print(answer, lines.join('\n'));
     return;
   }
   if (sub === 'clear' && patterns.length > 0)

@@ -2,7 +2,7 @@ import type { NeededFile, SyncdClient } from '../../shared/client/client.ts';
 import { ConfigUsageError } from './config-commands.ts';
 import { inSyncPercent } from './folder-list.ts';
 import { localTime } from './format.ts';
-import { bytes } from './traffic.ts';
+import { bytes, counted } from './traffic.ts';
 import { safeLine } from '../../shared/terminal-text.ts';
 
 type Print = (json: unknown, text: string) => void;
@@ -32,7 +32,9 @@ export async function needCommand(client: SyncdClient, args: string[], print: Pr
       config?.type === 'sendonly'
         ? 'differs from the global versions (syncd folders override undoes that)'
         : `needs, ${inSyncPercent(status)}% in sync`;
-    lines.push(`folder ${folder} ${what}: ${status.needTotalItems} items, ${bytes(status.needBytes)}`);
+    lines.push(
+      `folder ${folder} ${what}: ${counted(status.needTotalItems, 'item')}, ${bytes(status.needBytes)}`,
+    );
     lines.push(...need.progress.map((file) => item(file, 'being pulled')));
     lines.push(...[...need.queued, ...need.rest].map((file) => item(file)));
     if (status.needTotalItems > needed.length)
@@ -40,7 +42,7 @@ export async function needCommand(client: SyncdClient, args: string[], print: Pr
   }
   if (changed.files.length > 0) {
     lines.push(
-      `local changes (syncd folders revert ${folder} undoes them): ${status.receiveOnlyTotalItems} items`,
+      `local changes (syncd folders revert ${folder} undoes them): ${counted(status.receiveOnlyTotalItems, 'item')}`,
     );
     lines.push(...changed.files.map((file) => item(file)));
     if (status.receiveOnlyTotalItems > changed.files.length)
@@ -48,7 +50,7 @@ export async function needCommand(client: SyncdClient, args: string[], print: Pr
   }
   const errors = status.errors > 0 ? ((await client.folderErrors(folder)).errors ?? []) : [];
   if (errors.length > 0) {
-    lines.push(`${errors.length} items failed (tried again at the next pull or scan):`);
+    lines.push(`${counted(errors.length, 'item')} failed (tried again at the next pull or scan):`);
     lines.push(...errors.map(({ path, error }) => `  ${safeLine(path)}: ${safeLine(error)}`));
   }
   print({ folder, status, need, localChanged: changed, errors }, lines.join('\n'));

@@ -47,7 +47,10 @@ function explain(error: unknown, target: Target): unknown {
       `the service at ${target.address} refused the API key (401): give its key with --api-key KEY or SYNCD_API_KEY, or give --home of the service, whose config.json holds it`,
     );
   }
-  if (error.code !== undefined) return new TargetError(`${error.message}${notRecorded(target)}`);
+  // Nothing answering, or something else answering at the default address (Syncthing's own GUI, say).
+  if (error.code !== undefined || error.status === 403) {
+    return new TargetError(`${error.message}${notRecorded(target)}`);
+  }
   return error;
 }
 
@@ -220,8 +223,9 @@ async function run(
     timeoutMs: options.timeoutMs,
   });
   // Text for people holds names other devices chose: escaped, so that none can drive the terminal.
-  const print = (json: unknown, text: string) =>
-    io.out(options.json ? JSON.stringify(json) : safeLines(text));
+  const print = (json: unknown, text: string) => {
+    if (options.json || text !== '') io.out(options.json ? JSON.stringify(json) : safeLines(text));
+  };
   try {
     const safeIo = {
       ...io,

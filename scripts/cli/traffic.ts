@@ -50,3 +50,8 @@ export function bytes(count: number): string {
 export function rate(bytesPerSecond: number): string {
   return `${bytes(bytesPerSecond)}/s`;
 }
+
+/** A count with its noun, singular or plural: 1 item, 3 items. */
+export function counted(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}

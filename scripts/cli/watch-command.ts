@@ -46,6 +46,15 @@ export async function watchCommand(target: Target, options: WatchOptions, io: Io
     const waitS = Math.max(0, Math.min(POLL_S, Math.ceil((deadline - Date.now()) / 1000)));
     let events: ServiceEvent[];
     try {
+      if (gone) {
+        // Back: a restart goes on numbering, but a service started anew numbers from 1 again, and
+        // then its events are all after the last one printed.
+        const newest = (await poll(0, 0, 1)).at(-1)?.id ?? 0;
+        const anew = newest < since;
+        if (anew) since = 0;
+        io.err(`syncd: the service at ${target.address} answers again${anew ? ' (started anew)' : ''}`);
+        gone = false;
+      }
       events = await poll(since, waitS);
     } catch (error) {
       // Not answering (a restart, a stop): said once, then waited for; any other error ends the watch.
@@ -55,8 +64,6 @@ export async function watchCommand(target: Target, options: WatchOptions, io: Io
       await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
       continue;
     }
-    if (gone) io.err(`syncd: the service at ${target.address} answers again`);
-    gone = false;
     for (const event of events) {
       if (options.count !== undefined && shown >= options.count) break;
       io.out(options.json ? JSON.stringify(event) : eventLine(event));

@@ -372,7 +372,11 @@ export class FolderRunner {
     if (this.#retryTimer) clearTimeout(this.#retryTimer);
     clearTimeout(this.#cleanupTimer);
     this.#stopWatching();
-    await this.#running;
+    // What the abort ended (a turn waited for, a scan or pull under way) ends with an AbortError: a
+    // stop asked for is no failure.
+    await this.#running?.catch((error: unknown) => {
+      if (!(error instanceof Error && error.name === 'AbortError')) throw error;
+    });
     for (const resolve of this.#wanted?.waiters.splice(0) ?? []) resolve();
   }
 

@@ -73,7 +73,10 @@ t.test('pending devices and folders: listed, dismissed, accepted', async (t) => 
     'the escape shown, not sent to the terminal',
   );
   t.notMatch(await ok(t, ['pending']), '\u001b');
-  t.match(await ok(t, ['devices']), `${stranger.id}  evil\\u001b[2J  (pending: connected from 127.0.0.1:`);
+  t.match(
+    await ok(t, ['devices']),
+    `${stranger.id}  evil\\u001b[2J  (pending: last connected from 127.0.0.1:`,
+  );
   t.match(await ok(t, ['pending', 'dismiss', stranger.id]), 'dismissed until it connects again');
   t.same(JSON.parse(await ok(t, ['pending', '--json'])), { devices: {}, folders: {} });
   await knock();
@@ -183,7 +186,7 @@ t.test('a pull seen in progress: folders, need, devices and watch', async (t) =>
   await peer.until('a request', () => peer.requests.length > 0);
 
   const listed = await ok(t, ['folders']);
-  t.match(listed, new RegExp(`^work  ${path}  sendreceive  shared with 1 device\\(s\\)  sync`, 'm'));
+  t.match(listed, new RegExp(`^work  ${path}  sendreceive  shared with 1 device  sync`, 'm'));
   t.match(
     listed,
     /^ {2}needs [23] items, 29[0-9]\.\d KiB: 0% of 29\d\.\d KiB in sync, \d+(\.\d)? (B|KiB|MiB)\/s in \(syncd need work lists them\)$/m,
@@ -249,9 +252,9 @@ t.test('a pull seen in progress: folders, need, devices and watch', async (t) =>
   await ok(t, ['devices', 'add', other, '--name', 'spare']);
   t.match(
     await ok(t, ['folders', 'share', 'work', other]),
-    `folder work shared with ${other}; now with 2 device(s)`,
+    `folder work shared with ${other}; now with 2 devices`,
   );
-  t.match(await ok(t, ['folders', 'unshare', 'work', other]), 'now with 1 device(s)');
+  t.match(await ok(t, ['folders', 'unshare', 'work', other]), 'now with 1 device');
   const stranger = await syncd(['folders', 'unshare', 'work', other]);
   t.match([stranger.code, stranger.err], [1, `folder work is not shared with ${other}`]);
   await ok(t, ['devices', 'remove', other]);
@@ -266,7 +269,7 @@ t.test('a pull seen in progress: folders, need, devices and watch', async (t) =>
   t.equal(await ok(t, ['ignores', 'get', 'work']), '// from stdin\n*.log');
   t.equal(await readFile(join(path, '.stignore'), 'utf8'), '// from stdin\n*.log\n');
   t.match(await ok(t, ['ignores', 'clear', 'work']), 'folder work ignores nothing now');
-  t.equal(await ok(t, ['ignores', 'get', 'work']), 'folder work ignores nothing');
+  t.equal(await ok(t, ['ignores', 'get', 'work']), '');
 
   // A send-only folder that another device changed: out of sync until overridden.
   const wrongType = await syncd(['folders', 'override', 'work']);
@@ -294,9 +297,9 @@ t.test('a pull seen in progress: folders, need, devices and watch', async (t) =>
   await waitFor('out of sync', async () => (await ok(t, ['folders'])).includes('out of sync') || undefined);
   t.match(
     await ok(t, ['folders']),
-    /^ {2}out of sync: 1 items changed elsewhere \(syncd folders override work makes this folder's versions win\)$/m,
+    /^ {2}out of sync: 1 item changed elsewhere \(syncd folders override work makes this folder's versions win\)$/m,
   );
-  t.match(await ok(t, ['need', 'work']), /^folder work differs from the global versions .*: 1 items/m);
+  t.match(await ok(t, ['need', 'work']), /^folder work differs from the global versions .*: 1 item/m);
   t.match(await ok(t, ['folders', 'override', 'work']), 'folder work overridden');
   await waitFor('in sync', async () => !(await ok(t, ['folders'])).includes('out of sync') || undefined);
   t.same(await readFile(join(path, 'a.bin')), a, 'its own version kept');
@@ -313,11 +316,11 @@ t.test('a pull seen in progress: folders, need, devices and watch', async (t) =>
   await ok(t, ['scan', 'work']);
   t.match(
     await ok(t, ['folders']),
-    /^ {2}local changes: 1 items, 10 B \(syncd folders revert work undoes them\)$/m,
+    /^ {2}local changes: 1 item, 10 B \(syncd folders revert work undoes them\)$/m,
   );
   t.match(
     await ok(t, ['need', 'work']),
-    /^local changes \(syncd folders revert work undoes them\): 1 items\n {2}local\.txt {2}\(file, 10 B, /m,
+    /^local changes \(syncd folders revert work undoes them\): 1 item\n {2}local\.txt {2}\(file, 10 B, /m,
   );
   t.match(await ok(t, ['folders', 'revert', 'work']), 'folder work reverted');
   await waitFor('reverted', async () => !(await ok(t, ['folders'])).includes('local changes') || undefined);

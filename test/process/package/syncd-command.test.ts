@@ -215,7 +215,10 @@ t.test('devices and folders: list, add, pause, resume, remove, for people and as
     env,
   );
   t.equal(addedFolder.code, 0, addedFolder.err);
-  t.match((await syncd(['folders'], env)).out, `docs  ${folder}  sendreceive  shared with 1 device(s)`);
+  t.match(
+    (await syncd(['folders'], env)).out,
+    `docs ("Docs")  ${folder}  sendreceive  shared with 1 device  `,
+  );
   const scanned = await syncd(['scan', 'docs'], env);
   t.match([scanned.code, scanned.out], [0, /^scanned docs in \d+ ms$/]);
   t.match((await syncd(['folders'], env)).out, /idle, 0 files, 0 directories, 0 B/, 'its state and counts');
@@ -246,6 +249,8 @@ t.test('devices and folders: list, add, pause, resume, remove, for people and as
   const relative = await syncd(['folders', 'add', 'x', 'relative'], env);
   t.equal(relative.code, 1);
   t.match(relative.err, /answered 400: folders\[\d\]\.path: "relative" is relative/);
+  const own = await syncd(['devices', 'pause', myID], env);
+  t.match([own.code, own.err], [1, /is this device: it cannot be paused/]);
   const bogus = await syncd(['devices', 'pause', 'bogus'], env);
   t.equal(bogus.code, 1);
   t.match(bogus.err, /"bogus" is not a device ID/);

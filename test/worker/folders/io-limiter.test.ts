@@ -1,6 +1,7 @@
 // options.maxFolderConcurrency as Syncthing 1.19 has it: one limiter for all folders, whose scans, pulls
 // and versions' cleanouts wait their turn in scan-waiting, sync-waiting and clean-waiting; in process,
 // with real folders, index and hashing threads, the test taking turns itself to hold the folders back.
+import { writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
@@ -93,6 +94,21 @@ t.test('folders take turns of one limiter', async (t) => {
     await until(() => scannedBoth);
     t.pass('both scanned while the test still held its turn');
     again();
+  });
+
+  t.test('a folder stopped while it waits or scans stops without an error', async (t) => {
+    const { folders, config } = await twoFolders(t, hasher, 1);
+    const path = config.current.folders.find((folder) => folder.id === 'a')!.path;
+    await Promise.all(
+      Array.from({ length: 3000 }, (_, i) => writeFile(join(path, `f${i}.txt`), `file ${i}`)),
+    );
+    folders.start();
+    await until(() => folders.get('a')?.state === 'scanning' || folders.get('b')?.state === 'scanning');
+    const a = folders.get('a')!;
+    // The scan under way and the other folder's wait end with an AbortError: a stop asked for must not
+    // turn them into failures.
+    await t.resolves(a.stop(), 'stopped while scanning');
+    await t.resolves(folders.get('b')!.stop(), 'stopped while waiting');
   });
 
   t.test('a folder paused while it waits for its turn does not scan', async (t) => {

@@ -43,11 +43,17 @@ t.test('Syncthing’s folder, device and config metrics, syncd’s own, the proc
   await injector(app)('POST', '/rest/db/scan?folder=f');
 
   t.equal((await app.inject({ url: '/metrics' })).statusCode, 401, 'the key, as the REST API');
+  const cpuBefore = process.cpuUsage();
   const response = await app.inject({ url: '/metrics', headers: { authorization: `Bearer ${testApiKey}` } });
   t.equal(response.statusCode, 200);
   t.equal(response.headers['content-type'], 'text/plain; version=0.0.4; charset=utf-8');
   const value = parsed(t, response.body);
 
+  t.ok(
+    value('process_cpu_seconds_total', {})! >= (cpuBefore.user + cpuBefore.system) / 1e6,
+    "the process's CPU time since its start, not since the first scrape",
+  );
+  t.ok(value('nodejs_eventloop_lag_min_seconds', {})! < 1, 'the event loop sampled before the first answer');
   t.equal(value('syncthing_model_folder_state', { folder: 'f' }), 0, 'idle, as Syncthing numbers it');
   t.equal(value('syncthing_model_folder_state', { folder: 'p' }), undefined, 'a paused folder does not run');
   t.equal(value('syncthing_model_folder_summary', { folder: 'f', scope: 'local', type: 'files' }), 2);
