@@ -103,6 +103,7 @@ t.test('text: a control character in a message or an error cannot drive the term
   const written = stdout.written.join('');
   t.notMatch(
     written,
+    // oxlint-disable-next-line no-control-regex -- what must not be written
     /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/,
     'no control character but line ends',
   );
