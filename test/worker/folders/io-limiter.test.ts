@@ -100,7 +100,7 @@ t.test('folders take turns of one limiter', async (t) => {
     const { folders, config } = await twoFolders(t, hasher, 1);
     const path = config.current.folders.find((folder) => folder.id === 'a')!.path;
     await Promise.all(
-      Array.from({ length: 3000 }, (_, i) => writeFile(join(path, `f${i}.txt`), `file ${i}`)),
+      Array.from({ length: 500 }, (_, i) => writeFile(join(path, `f${i}.txt`), `file ${i}`)),
     );
     folders.start();
     await until(() => folders.get('a')?.state === 'scanning' || folders.get('b')?.state === 'scanning');
