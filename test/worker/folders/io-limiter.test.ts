@@ -99,9 +99,7 @@ t.test('folders take turns of one limiter', async (t) => {
   t.test('a folder stopped while it waits or scans stops without an error', async (t) => {
     const { folders, config } = await twoFolders(t, hasher, 1);
     const path = config.current.folders.find((folder) => folder.id === 'a')!.path;
-    await Promise.all(
-      Array.from({ length: 500 }, (_, i) => writeFile(join(path, `f${i}.txt`), `file ${i}`)),
-    );
+    await Promise.all(Array.from({ length: 500 }, (_, i) => writeFile(join(path, `f${i}.txt`), `file ${i}`)));
     folders.start();
     await until(() => folders.get('a')?.state === 'scanning' || folders.get('b')?.state === 'scanning');
     const a = folders.get('a')!;
