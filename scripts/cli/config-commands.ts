@@ -1,5 +1,6 @@
 import type { SyncdClient } from '../../shared/client/client.ts';
 import type { DeviceConfiguration, FolderConfiguration } from '../../shared/config/defaults.ts';
+import { deviceIdProblem } from '../../shared/device-id.ts';
 import { listDevices } from './device-list.ts';
 import { listFolders } from './folder-list.ts';
 import { counted } from './traffic.ts';
@@ -186,6 +187,9 @@ async function shareCommand(
   const shared = new Set(folder.devices.map((device) => device.deviceID));
   const myID = (await client.status()).myID;
   let devices = folder.devices;
+  const malformed = deviceIds.find((device) => deviceIdProblem(device) !== undefined);
+  if (malformed !== undefined)
+    throw new ConfigUsageError(`"${malformed}" is not a device ID: ${deviceIdProblem(malformed)}`);
   if (sub === 'share') {
     const known = new Set((await client.devices()).map((device) => device.deviceID));
     const unknown = deviceIds.filter((device) => !known.has(device));

@@ -50,7 +50,7 @@ const described: Record<string, (data: Data) => string> = {
   FolderPaused: (d) => `folder ${text(d.id)} paused`,
   FolderResumed: (d) => `folder ${text(d.id)} resumed`,
   FolderRejected: (d) => `folder ${text(d.folder)} offered by ${short(d.device)} is not shared with it`,
-  ConfigSaved: (d) => `configuration saved (version ${text(d.version)})`,
+  ConfigSaved: () => 'configuration saved',
   DownloadProgress: (d) => {
     const files = Object.entries(d).flatMap(([folder, names]) =>
       Object.entries(names as Record<string, Data>).map(

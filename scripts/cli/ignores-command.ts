@@ -12,7 +12,9 @@ export async function ignoresCommand(
 ): Promise<void> {
   const [sub, folder, ...patterns] = args;
   if (sub !== 'get' && sub !== 'set' && sub !== 'clear')
-    throw new ConfigUsageError(`ignores takes get, set or clear, not "${sub ?? ''}"`);
+    throw new ConfigUsageError(
+      sub === undefined ? 'ignores needs get, set or clear' : `ignores takes get, set or clear, not "${sub}"`,
+    );
   if (folder === undefined || folder === '') throw new ConfigUsageError(`ignores ${sub} needs the FOLDER`);
   if (sub === 'get') {
     if (patterns.length > 0) throw new ConfigUsageError(`ignores get: unexpected "${patterns.join(' ')}"`);

@@ -336,6 +336,8 @@ t.test('usage mistakes of the new commands: exit 2 and what was wrong', async (t
     [['ignores', 'get'], /ignores get needs the FOLDER/],
     [['ignores', 'set', 'work'], /ignores set needs the PATTERNs/],
     [['ignores', 'show', 'work'], /ignores takes get, set or clear/],
+    [['ignores'], /ignores needs get, set or clear/],
+    [['folders', 'share', 'work', 'garbage'], /"garbage" is not a device ID: a device ID has 56 characters/],
     [['watch', 'now'], /watch takes no arguments/],
     [['watch', '--count', '0'], /--count: "0" is not a whole number of events above 0/],
     [['watch', '--disk', '--events', 'StateChanged'], /--disk and --events go apart/],

@@ -20,8 +20,8 @@ async function serve(events: EventLog) {
 t.test('a service started anew: the watch says so and prints its events', async (t) => {
   const first = new EventLog();
   // The watch's subscription, made before it asks: it prints from the first event on (since 0).
-  first.subscription(['ConfigSaved']);
-  first.log('ConfigSaved', { version: 36 });
+  first.subscription(['Starting']);
+  first.log('Starting', { home: '/first', myID: 'X' });
   let app = await serve(first);
   t.teardown(() => app.close());
   const out: string[] = [];
@@ -29,11 +29,11 @@ t.test('a service started anew: the watch says so and prints its events', async 
   const target = { address: `127.0.0.1:${port}`, url: `http://127.0.0.1:${port}`, apiKey: testApiKey };
   const watching = watchCommand(
     target as Parameters<typeof watchCommand>[0],
-    { types: 'ConfigSaved', disk: false, count: 2, forMs: 60_000, since: 0, json: false },
+    { types: 'Starting', disk: false, count: 2, forMs: 60_000, since: 0, json: false },
     { out: (text) => out.push(text), err: (text) => err.push(text) },
   );
   while (out.length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
-  t.match(out[0], /configuration saved \(version 36\)$/);
+  t.match(out[0], /Starting +starting, home \/first$/);
   // Stopped as the service stops: the watch's long poll cut.
   const closing = app.close();
   app.server.closeAllConnections();
@@ -42,10 +42,10 @@ t.test('a service started anew: the watch says so and prints its events', async 
   const second = new EventLog();
   app = await serve(second);
   while (out.length < 2) {
-    second.log('ConfigSaved', { version: 37 });
+    second.log('Starting', { home: '/second', myID: 'X' });
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   await watching;
-  t.match(out[1], /ConfigSaved +configuration saved \(version 37\)$/, "the new service's event");
+  t.match(out[1], /Starting +starting, home \/second$/, "the new service's event");
   t.match(err.join('\n'), /does not answer; waiting for it\n.*answers again \(started anew\)/);
 });
