@@ -4,6 +4,7 @@ import { deviceIdProblem } from '../../shared/device-id.ts';
 import { listDevices } from './device-list.ts';
 import { listFolders } from './folder-list.ts';
 import { counted } from './traffic.ts';
+import type { Print } from './format.ts';
 
 /** A mistake in how the command was called: exit code 2 (see run.ts). */
 export class ConfigUsageError extends Error {}
@@ -20,8 +21,6 @@ export interface ConfigCommandOptions {
   /** Replace a folder or device configured already (Syncthing's POST does so silently). */
   replace?: boolean;
 }
-
-type Print = (json: unknown, text: string) => void;
 
 /** `syncd devices [add ID | remove ID | pause [ID] | resume [ID]]`. */
 export async function devicesCommand(

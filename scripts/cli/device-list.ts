@@ -2,8 +2,7 @@ import type { DeviceConnection, SyncdClient } from '../../shared/client/client.t
 import type { DeviceConfiguration } from '../../shared/config/defaults.ts';
 import { safeLine } from '../../shared/terminal-text.ts';
 import { bytes, rate, type Rate, sampleRates } from './traffic.ts';
-
-type Print = (json: unknown, text: string) => void;
+import type { Print } from './format.ts';
 
 /** What `syncd devices` shows of a connected device besides its configuration. */
 interface Traffic {

@@ -2,8 +2,7 @@ import type { FolderStatus, PendingFolder, SyncdClient } from '../../shared/clie
 import type { DeviceConfiguration, FolderConfiguration } from '../../shared/config/defaults.ts';
 import { safeLine } from '../../shared/terminal-text.ts';
 import { bytes, counted, rate, type Rate, sampleRates } from './traffic.ts';
-
-type Print = (json: unknown, text: string) => void;
+import type { Print } from './format.ts';
 
 /** What `syncd folders` shows of one folder. */
 interface FolderRow {

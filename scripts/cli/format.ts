@@ -1,6 +1,9 @@
 import type { RecentError } from '../../shared/api-types.ts';
 import type { FileVersionShown, Status } from '../../shared/client/client.ts';
 
+/** Prints a command's answer: its JSON with --json, else the text for people. */
+export type Print = (json: unknown, text: string) => void;
+
 /** A time in the local time zone, as 2026-11-21 06:01:02. */
 export function localTime(iso: string): string {
   const date = new Date(iso);

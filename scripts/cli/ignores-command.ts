@@ -1,7 +1,6 @@
 import type { SyncdClient } from '../../shared/client/client.ts';
 import { ConfigUsageError } from './config-commands.ts';
-
-type Print = (json: unknown, text: string) => void;
+import type { Print } from './format.ts';
 
 /** `syncd ignores get FOLDER | set FOLDER PATTERN... | clear FOLDER`: the folder's .stignore. */
 export async function ignoresCommand(

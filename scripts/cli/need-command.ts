@@ -1,11 +1,9 @@
 import type { NeededFile, SyncdClient } from '../../shared/client/client.ts';
 import { ConfigUsageError } from './config-commands.ts';
 import { inSyncPercent } from './folder-list.ts';
-import { localTime } from './format.ts';
+import { localTime, type Print } from './format.ts';
 import { bytes, counted } from './traffic.ts';
 import { safeLine } from '../../shared/terminal-text.ts';
-
-type Print = (json: unknown, text: string) => void;
 
 /** Items listed at most: the counts say how many more there are. */
 const SHOWN = 100;

@@ -2,11 +2,9 @@ import { isAbsolute, join } from 'node:path';
 import type { PendingFolder, SyncdClient } from '../../shared/client/client.ts';
 import type { FolderConfiguration } from '../../shared/config/defaults.ts';
 import { ConfigRefusal, ConfigUsageError } from './config-commands.ts';
-import { localTime } from './format.ts';
+import { localTime, type Print } from './format.ts';
 import { isOneName, sanitizePath } from '../../shared/sanitize-path.ts';
 import { safeLine } from '../../shared/terminal-text.ts';
-
-type Print = (json: unknown, text: string) => void;
 
 export interface PendingOptions {
   name?: string;

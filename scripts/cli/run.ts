@@ -14,7 +14,7 @@ import {
   devicesCommand,
   foldersCommand,
 } from './config-commands.ts';
-import { errorsTable, statusTable, versionsTable } from './format.ts';
+import { errorsTable, type Print, statusTable, versionsTable } from './format.ts';
 import { ignoresCommand } from './ignores-command.ts';
 import { needCommand } from './need-command.ts';
 import { pendingCommand } from './pending-command.ts';
@@ -223,15 +223,15 @@ async function run(
     timeoutMs: options.timeoutMs,
   });
   // Text for people holds names other devices chose: escaped, so that none can drive the terminal.
-  const print = (json: unknown, text: string) => {
-    if (options.json || text !== '') io.out(options.json ? JSON.stringify(json) : safeLines(text));
+  const safeIo = {
+    ...io,
+    out: (text: string) => io.out(safeLines(text)),
+    err: (text: string) => io.err(safeLines(text)),
+  };
+  const print: Print = (json, text) => {
+    if (options.json || text !== '') safeIo.out(options.json ? JSON.stringify(json) : text);
   };
   try {
-    const safeIo = {
-      ...io,
-      out: (text: string) => io.out(safeLines(text)),
-      err: (text: string) => io.err(safeLines(text)),
-    };
     return await runCommand(command, args, options, { client, target, print, noArgs, io: safeIo });
   } catch (error) {
     throw explain(error, target);
@@ -241,7 +241,7 @@ async function run(
 interface CommandContext {
   client: SyncdClient;
   target: Target;
-  print: (json: unknown, text: string) => void;
+  print: Print;
   noArgs: () => void;
   io: CliIo;
 }
@@ -364,7 +364,7 @@ async function resetCommand(
   client: SyncdClient,
   args: string[],
   options: Options,
-  print: (json: unknown, text: string) => void,
+  print: Print,
 ): Promise<number> {
   const [folder, ...rest] = args;
   if (rest.length > 0) throw new UsageError(`reset takes at most one FOLDER, got "${args.join(' ')}"`);
@@ -401,11 +401,7 @@ async function resetCommand(
 }
 
 // A folder's versions listed, or one file restored to a version (the newest when no time is given).
-async function versionsCommand(
-  client: SyncdClient,
-  args: string[],
-  print: (json: unknown, text: string) => void,
-): Promise<number> {
+async function versionsCommand(client: SyncdClient, args: string[], print: Print): Promise<number> {
   const [folder, sub, name, time, ...rest] = args;
   if (folder === undefined) throw new UsageError('versions needs the FOLDER whose versions to list');
   if (sub === undefined) {
@@ -433,11 +429,7 @@ async function versionsCommand(
   return EXIT_OK;
 }
 
-async function errorsCommand(
-  client: SyncdClient,
-  args: string[],
-  print: (json: unknown, text: string) => void,
-): Promise<number> {
+async function errorsCommand(client: SyncdClient, args: string[], print: Print): Promise<number> {
   const [sub, ...rest] = args;
   if (sub === undefined) {
     const errors = await client.errors();

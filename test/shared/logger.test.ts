@@ -5,6 +5,15 @@ import { createLogger, logDestination } from '../../shared/logger.ts';
 import { LogBuffer } from '../../shared/log-buffer.ts';
 import type { RecentError } from '../../shared/api-types.ts';
 
+/** A worker's logger writing text, without colour, to a captured stream. */
+async function textLogger() {
+  const stdout = capture();
+  return {
+    stdout,
+    logger: createLogger('worker', 'info', undefined, await logDestination('text', stdout.stream, false)),
+  };
+}
+
 function capture() {
   const written: string[] = [];
   return { written, stream: { write: (line: string) => void written.push(line) } };
@@ -74,13 +83,7 @@ t.test('text: one line per record, led by the time, level and writer; JSON still
 });
 
 t.test('text: a line break in a message cannot forge a line', async (t) => {
-  const stdout = capture();
-  const logger = createLogger(
-    'worker',
-    'info',
-    undefined,
-    await logDestination('text', stdout.stream, false),
-  );
+  const { stdout, logger } = await textLogger();
   logger.info({ item: 'a\nb' }, 'Synced file a\n[2026-11-27 12:00:00.000 +0000] ERROR: forged\r\n');
   t.equal(stdout.written.length, 1);
   t.equal(stdout.written[0]?.split('\n').length, 2, 'one line and its end');
@@ -91,13 +94,7 @@ t.test('text: a line break in a message cannot forge a line', async (t) => {
 });
 
 t.test('text: a control character in a message or an error cannot drive the terminal', async (t) => {
-  const stdout = capture();
-  const logger = createLogger(
-    'worker',
-    'info',
-    undefined,
-    await logDestination('text', stdout.stream, false),
-  );
+  const { stdout, logger } = await textLogger();
   const error = new Error('cannot pull evil\u001b[2J\nforged line\u009b\u202e');
   logger.warn({ err: error }, 'Synced file \u0007bell\u001b]0;title\u0007');
   const written = stdout.written.join('');
