@@ -42,6 +42,18 @@ module.exports = {
       '^(worker|supervisor|scripts)/',
     ),
     never(
+      'gui-in-the-browser',
+      'The web GUI runs in a browser: it speaks to the service over REST, and takes only the shapes of shared/ (types).',
+      '^gui/',
+      '^(worker|supervisor|scripts|shared/(?!config/defaults\\.ts$|api-types\\.ts$))',
+    ),
+    never(
+      'nothing-imports-the-gui',
+      'The GUI is built apart (scripts/build/gui.ts), never imported.',
+      '^(worker|supervisor|scripts|shared)/',
+      '^gui/',
+    ),
+    never(
       'client-outside-both',
       'The client (shared/client/) is for programs that drive syncd; neither process imports it.',
       '^(worker|supervisor)/',

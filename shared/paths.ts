@@ -12,6 +12,8 @@ export const packageRoot = findRoot(dirname(fileURLToPath(import.meta.url)));
 export const distDir = join(packageRoot, 'dist');
 /** The built command that `npm start` runs as `syncd serve`. */
 export const syncdBin = join(distDir, 'bin', 'syncd.js');
+/** syncd's own web GUI, as the build makes it from gui/. */
+export const ownGuiDir = join(distDir, 'gui');
 /** The built health check that the Docker image runs. */
 export const healthcheckScript = join(distDir, 'scripts', 'healthcheck.js');
 

@@ -45,7 +45,9 @@ export interface Settings {
   globalAnnounce: boolean | undefined;
   /** Debug facilities on from the start (STTRACE's list; see shared/debug-facilities.ts). */
   trace: string[];
-  /** An absolute folder whose files are served at / (STGUIASSETS), or undefined for none. */
+  /** Whether a web GUI is served at /: syncd's own, or the folder of guiAssets. */
+  gui: boolean;
+  /** An absolute folder whose files are served at / instead of syncd's own GUI (STGUIASSETS). */
   guiAssets: string | undefined;
   /** The settings given by a flag or the environment, as opposed to defaulted. */
   given: ReadonlySet<SettingName>;
@@ -208,10 +210,16 @@ export const settingSpecs = {
     help: "debug lines of these parts of the worker, as Syncthing's STTRACE (connections,discover,main,model,protocol); changed while running through /rest/system/debug",
     default: '',
   },
+  gui: {
+    flag: 'gui',
+    env: 'SYNCD_GUI',
+    help: 'serve the web GUI at / (1 or 0); 0: the REST interface only, and only the API key lets in',
+    default: '1',
+  },
   guiAssets: {
     flag: 'gui-assets',
     env: 'STGUIASSETS',
-    help: "a folder of web GUI files served at / (Syncthing's GUI, laid out as its gui/ folder, for one); none when not given",
+    help: "a folder of web GUI files served at / instead of syncd's own (Syncthing's GUI, laid out as its gui/ folder, for one)",
   },
 } as const satisfies Record<string, SettingSpec>;
 
@@ -261,6 +269,14 @@ export function readSettings(
       `the time for a whole request (${value('requestTimeout')}) is shorter than the time for its headers (${value('headersTimeout')}); make the request timeout at least the headers timeout`,
     );
   }
+  const gui = readSwitch('gui', value('gui'));
+  const guiAssets = readGuiAssets(raw('guiAssets'));
+  if (!gui && guiAssets !== undefined) {
+    throw new SettingError(
+      settingLabel('guiAssets'),
+      `is given while ${settingLabel('gui')} is 0: drop --gui 0 to serve the folder, or drop the folder to serve no GUI`,
+    );
+  }
   const given = new Set(
     (Object.keys(settingSpecs) as SettingName[]).filter((name) => raw(name) !== undefined),
   );
@@ -287,7 +303,8 @@ export function readSettings(
     localAnnounce: optionalSwitch('localAnnounce', raw('localAnnounce')),
     globalAnnounce: optionalSwitch('globalAnnounce', raw('globalAnnounce')),
     trace: parseFacilityList(value('trace')),
-    guiAssets: readGuiAssets(raw('guiAssets')),
+    gui,
+    guiAssets,
     given,
   };
 }

@@ -367,6 +367,7 @@ export class Supervisor {
           requestTimeoutMs: settings.requestTimeoutMs,
           maxConnections: settings.maxConnections,
           trace: settings.trace,
+          gui: settings.gui,
           guiAssets: settings.guiAssets,
         },
         errors: this.errors.list(),

@@ -21,6 +21,7 @@ import { ConnectionPool } from './http/connection-pool.ts';
 import { Service } from './service/service.ts';
 import { StandbyMonitor } from './service/standby-monitor.ts';
 import { homePaths } from './service/home-paths.ts';
+import { ownGuiDir } from '../shared/paths.ts';
 import { Requests } from '../shared/ipc/requests.ts';
 import type { SaveAnswer } from '../shared/ipc/protocol.ts';
 import { configEvents } from './config/config-events.ts';
@@ -152,13 +153,16 @@ export function runWorker(
         sync: () => sync,
       };
 
+      // syncd's own GUI unless a folder replaces it, or none with --gui 0.
+      const guiFolder = settings.gui === false ? undefined : (settings.guiAssets ?? ownGuiDir);
       const app = buildApp({
         apiKey: init.apiKey,
         deviceId: init.deviceId,
         logger,
         log: { buffer: logBuffer, facilities },
-        paths: homePaths(init.home, settings.guiAssets),
-        guiAssets: settings.guiAssets,
+        paths: homePaths(init.home, guiFolder),
+        guiAssets: guiFolder,
+        ownGui: settings.gui !== false && settings.guiAssets === undefined,
         // The GUI's tokens outlast workers: every worker makes them under the device's own key.
         guiSecret: init.device.key,
         errors: { list: errors, change },

@@ -18,7 +18,7 @@ export type WorkerSettings = Pick<
   Settings,
   'logLevel' | 'drainTimeoutMs' | 'headersTimeoutMs' | 'requestTimeoutMs' | 'maxConnections'
 > &
-  Partial<Pick<Settings, 'trace' | 'guiAssets' | 'logFormat'>>;
+  Partial<Pick<Settings, 'trace' | 'gui' | 'guiAssets' | 'logFormat'>>;
 
 export interface WorkerInit {
   settings: WorkerSettings;

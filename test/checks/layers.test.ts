@@ -12,7 +12,7 @@ t.test('no import breaks a layer rule or closes a circle', async (t) => {
   const previous = process.cwd();
   process.chdir(packageRoot);
   t.teardown(() => process.chdir(previous));
-  const result = await cruise(['worker', 'shared', 'supervisor', 'scripts'], {
+  const result = await cruise(['worker', 'shared', 'supervisor', 'scripts', 'gui'], {
     ...config.options,
     ruleSet: { forbidden: config.forbidden },
     validate: true,

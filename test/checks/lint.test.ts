@@ -21,11 +21,14 @@ async function passes(t: Test, check: ReturnType<typeof run>, name: string): Pro
 }
 
 const compiler = run('tsgo', ['--noEmit', '-p', 'tsconfig.json']);
+// The web GUI is a browser's program: its own settings (the DOM's types, JSX), checked apart.
+const guiCompiler = run('tsgo', ['--noEmit', '-p', 'gui/tsconfig.json']);
 const linter = run('oxlint', ['--max-warnings', '0', '.']);
 const formatter = run('oxfmt', ['--check']);
 
 t.test('the TypeScript compiler finds no error (npm run typecheck)', async (t) => {
   await passes(t, compiler, 'tsgo --noEmit');
+  await passes(t, guiCompiler, 'tsgo --noEmit -p gui');
 });
 
 t.test('the linter finds nothing, not even a warning (npm run lint)', async (t) => {

@@ -24,6 +24,7 @@ import { awaitModel } from './routes/held-model.ts';
 import { type LogRouteOptions, logRoutes } from './routes/log.ts';
 import { reportRoutes } from './routes/report.ts';
 import { guiLoginRoutes } from './routes/gui-login.ts';
+import { ownGuiRoutes } from './routes/own-gui.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { EventTally } from './event-tally.ts';
 import type { SyncModel } from '../service/model.ts';
@@ -67,8 +68,10 @@ export interface AppOptions {
   guiAddressOverridden?: boolean;
   /** The key the web GUI's CSRF tokens and sessions are made under (see gui-auth.ts); none: no GUI login. */
   guiSecret?: Buffer | string;
-  /** A folder of web GUI files served at / (--gui-assets). */
+  /** A folder of web GUI files served at /: dist/gui (syncd's own), or that of --gui-assets. */
   guiAssets?: string;
+  /** guiAssets is syncd's own GUI: its files load before the login, which is a form on its page. */
+  ownGui?: boolean;
   /** The files the service keeps, for GET /rest/system/paths. */
   paths?: Record<string, string>;
   /** The log buffer behind /rest/system/log and the debug switches. */
@@ -137,6 +140,7 @@ export function buildApp(options: AppOptions) {
           credentials: () => options.config?.current.gui ?? { user: '', password: '' },
           failures,
           secure: !!options.tls,
+          loginForm: options.ownGui ?? false,
         })
       : undefined;
   const connections = new ConnectionRequests();
@@ -262,17 +266,20 @@ export function buildApp(options: AppOptions) {
     );
   }
   if (options.guiAssets !== undefined && options.deviceId) {
-    const assets = {
+    const pages = {
       root: options.guiAssets,
       deviceId: options.deviceId,
       gui: () => config?.current.gui ?? { theme: 'default', insecureAllowFrameLoading: false },
       auth: gui,
     };
-    // Loaded only when a GUI is served: the file server and the QR code writer cost every start else.
-    app.register(async (scope) => {
-      const { guiAssetRoutes } = await import('./routes/gui-assets.ts');
-      await scope.register(guiAssetRoutes, assets);
-    });
+    if (options.ownGui) app.register(ownGuiRoutes, pages);
+    else {
+      // Loaded only when a folder is served: the file server costs every start else.
+      app.register(async (scope) => {
+        const { guiAssetRoutes } = await import('./routes/gui-assets.ts');
+        await scope.register(guiAssetRoutes, pages);
+      });
+    }
   }
   if (options.testRoutes) app.register(testRoutes, { ...options.testRoutes, prefix: '/rest/test' });
   return app;

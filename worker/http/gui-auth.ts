@@ -3,7 +3,14 @@ import { passwordMatches } from '../../shared/gui-password.ts';
 import type { AuthFailures } from './auth-failures.ts';
 import { clientOf } from './auth-failures.ts';
 import { GuiTokens, SESSION_LIFETIME_MS } from './gui-tokens.ts';
-import { type HttpError, guiLocalOnly, loginFailed, loginRequired, tooManyFailures } from './http-errors.ts';
+import {
+  type HttpError,
+  guiLocalOnly,
+  loginFailed,
+  loginRequired,
+  notLoggedIn,
+  tooManyFailures,
+} from './http-errors.ts';
 
 export interface GuiAuthOptions {
   /** This device's ID: the cookies' and header's names carry its first five characters. */
@@ -15,6 +22,12 @@ export interface GuiAuthOptions {
   failures: AuthFailures;
   /** Whether the connections are HTTPS: cookies are then sent over HTTPS only. */
   secure: boolean;
+  /**
+   * Logging in by a form on the page, as Syncthing 2.x's GUI and syncd's own do: the GUI's files load
+   * without a session, and a call without one is refused 403, without asking the browser for HTTP
+   * Basic credentials. Else, as 1.19's GUI: every page and call asks for them.
+   */
+  loginForm?: boolean;
 }
 
 /** A request let in by the GUI's credentials, with the cookies to set on its answer. */
@@ -29,6 +42,8 @@ export interface GuiAdmitted {
  * as Syncthing checks the token under /rest only (lib/api/api.go), so that a browser logged in reads it.
  */
 const PAGE_ROUTES: ReadonlySet<string> = new Set(['/', '/*', '/meta.js', '/themes.json', '/qr/', '/metrics']);
+/** The GUI's own files, which a login form needs before the login (2.x's isNoAuthPath in api_auth.go). */
+const FILE_ROUTES: ReadonlySet<string> = new Set(['/', '/*']);
 /** Password checks running at once; more are answered 429 (see login). */
 const MAX_CHECKS_AT_ONCE = 2;
 
@@ -75,7 +90,10 @@ export class GuiAuth {
   async admit(request: FastifyRequest): Promise<GuiAdmitted | HttpError | undefined> {
     // Decided by the route the router matched, never by the path as sent: `/%72est/…` is routed to
     // /rest, and must carry the token as /rest does. Only the asset server's own routes are pages.
-    if (!PAGE_ROUTES.has(request.routeOptions.url ?? '')) {
+    const route = request.routeOptions.url ?? '';
+    // They hold nothing of this device's: the page then asks for the user and password itself.
+    if (this.#options.loginForm && FILE_ROUTES.has(route)) return { cookies: [], proven: false };
+    if (!PAGE_ROUTES.has(route)) {
       const header = request.headers[`x-csrf-token-${this.#short.toLowerCase()}`];
       if (!this.#tokens.valid('csrf', typeof header === 'string' ? header : undefined)) return undefined;
     }
@@ -88,11 +106,12 @@ export class GuiAuth {
     if (this.#tokens.valid('session', cookiesOf(request)[this.sessionCookie], binding(user, password))) {
       return { cookies: [], proven: true };
     }
+    const ask = this.#options.loginForm ? notLoggedIn : loginRequired;
     const basic = basicCredentials(request.headers.authorization);
-    if (!basic) return loginRequired();
+    if (!basic) return ask();
     const opened = await this.login(client, basic.user, basic.password, false);
     // Basic asks again, but a client past the limit is told to wait.
-    if (opened instanceof Error) return opened.statusCode === 429 ? opened : loginRequired();
+    if (opened instanceof Error) return opened.statusCode === 429 ? opened : ask();
     return opened;
   }
 

@@ -42,6 +42,7 @@ const statuses = {
   SYNCD_ERR_HOST_NOT_ALLOWED: 403,
   SYNCD_ERR_TOO_MANY_FAILURES: 429,
   SYNCD_ERR_LOGIN_REQUIRED: 401,
+  SYNCD_ERR_NOT_LOGGED_IN: 403,
   SYNCD_ERR_LOGIN_FAILED: 403,
   SYNCD_ERR_GUI_LOCAL_ONLY: 403,
   SYNCD_ERR_DEBUGGING_DISABLED: 403,
@@ -51,6 +52,7 @@ const statuses = {
   SYNCD_ERR_BAD_REQUEST: 400,
   SYNCD_ERR_EMPTY_ERROR_TEXT: 400,
   SYNCD_ERR_NOT_IMPLEMENTED: 501,
+  SYNCD_ERR_GUI_NOT_BUILT: 503,
   SYNCD_ERR_INVALID_CONFIG: 400,
   SYNCD_ERR_INVALID_DEVICE_ID: 400,
   SYNCD_ERR_INVALID_QUERY: 400,
@@ -97,6 +99,12 @@ export const loginRequired = () =>
     'SYNCD_ERR_LOGIN_REQUIRED',
     'log in with the GUI user and password (gui.user, gui.password), or send the API key',
     { 'www-authenticate': 'Basic realm="Authorization Required"' },
+  );
+
+export const notLoggedIn = () =>
+  new HttpError(
+    'SYNCD_ERR_NOT_LOGGED_IN',
+    'log in on the web GUI with its user and password (gui.user, gui.password), or send the API key',
   );
 
 export const loginFailed = () =>

@@ -1,6 +1,6 @@
-import { readFile } from 'node:fs/promises';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { SupervisorStats } from '../../shared/api-types.ts';
+import { residentBytes } from './process-usage.ts';
 import type { DeviceConfiguration, FolderConfiguration } from '../../shared/config/defaults.ts';
 import { versionInfo } from '../../shared/version.ts';
 import type { WorkerConfig } from '../config/worker-config.ts';
@@ -306,14 +306,6 @@ function processRegistry(): { registry: Registry; startedAt: number } {
     processMetrics = { registry, startedAt: performance.now() };
   }
   return processMetrics;
-}
-
-/** A process's resident memory, from Linux's /proc/PID/status; undefined elsewhere. */
-async function residentBytes(pid: number): Promise<number | undefined> {
-  if (!(pid > 0)) return undefined;
-  const text = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
-  const kib = /^VmRSS:\s+(\d+) kB$/m.exec(text)?.[1];
-  return kib === undefined ? undefined : Number(kib) * 1024;
 }
 
 const NO_ACTIVITY: FolderActivity = { scans: 0, scanSeconds: 0, pulls: 0, pullSeconds: 0 };

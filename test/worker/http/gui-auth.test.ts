@@ -3,7 +3,7 @@
 import t, { type Test } from 'tap';
 import { buildApp } from '../../../worker/http/app.ts';
 import { GuiTokens } from '../../../worker/http/gui-tokens.ts';
-import { MAX_QR_TEXT } from '../../../worker/http/routes/gui-assets.ts';
+import { MAX_QR_TEXT } from '../../../worker/http/routes/gui-pages.ts';
 import { appOptions, testApiKey } from '../../helpers/app.ts';
 import { localConfig, testDeviceId } from '../../helpers/config.ts';
 

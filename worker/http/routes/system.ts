@@ -8,6 +8,7 @@ import type {
   preHandlerHookHandler,
 } from 'fastify';
 import type { SupervisorStats } from '../../../shared/api-types.ts';
+import { ownUsage, processUsage } from '../process-usage.ts';
 import type { Action, SyncListening } from '../../../shared/ipc/protocol.ts';
 import type { SyncModel } from '../../service/model.ts';
 import { type ErrorChange, RecentErrors } from '../../../shared/recent-errors.ts';
@@ -122,6 +123,7 @@ export async function systemRoutes(app: FastifyInstance, options: SystemRouteOpt
 
   app.get('/status', async () => {
     const memory = process.memoryUsage();
+    const supervisor = status.supervisor();
     return {
       myID: options.deviceId,
       pid: process.pid,
@@ -130,7 +132,13 @@ export async function systemRoutes(app: FastifyInstance, options: SystemRouteOpt
       guiAddressUsed: status.address,
       guiAddressOverridden: options.guiAddressOverridden ?? false,
       memory: { rss: memory.rss, heapUsed: memory.heapUsed },
-      supervisor: status.supervisor(),
+      supervisor,
+      // For the GUI's CPU and memory of both processes: CPU seconds read twice make a percentage.
+      usage: {
+        at: new Date().toISOString(),
+        worker: ownUsage(),
+        supervisor: await processUsage(supervisor.pid),
+      },
       service: { held: status.serviceHeld?.() ?? false },
       pathSeparator: sep,
       tilde: homedir(),

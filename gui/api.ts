@@ -1,0 +1,93 @@
+// The REST interface as the page calls it: the CSRF token its page was given (a cookie) sent back in a
+// header, as Syncthing's GUI does (see docs/web-gui.md); the session cookie, when a login opened one,
+// goes by itself. Every failure is an ApiError with the service's own message.
+import { signal } from '@preact/signals';
+
+/** An answer that is not 2xx, or no answer at all (status 0). */
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: string;
+  constructor(status: number, code: string, message: string) {
+    super(message);
+    this.name = 'ApiError';
+    this.status = status;
+    this.code = code;
+  }
+}
+
+/** Set when the service asks for the GUI's user and password: the page shows its login form. */
+export const loginNeeded = signal(false);
+/** Set while the service does not answer at all: the page says so, and tries again. */
+export const unreachable = signal(false);
+
+type Query = Record<string, string | number | boolean | undefined>;
+
+function csrfHeader(): Record<string, string> {
+  for (const part of document.cookie.split(';')) {
+    const [name, value] = part.trim().split('=', 2);
+    if (name?.startsWith('CSRF-Token-') && value) return { [`X-${name}`]: value };
+  }
+  return {};
+}
+
+export function url(path: string, query: Query = {}): string {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) if (value !== undefined) params.set(key, String(value));
+  const text = params.toString();
+  return text ? `${path}?${text}` : path;
+}
+
+/** Calls the service; resolves to the parsed JSON answer (undefined for an empty one). */
+export async function call<T>(
+  method: string,
+  path: string,
+  options: { query?: Query; body?: unknown; signal?: AbortSignal; text?: boolean } = {},
+): Promise<T> {
+  let response: Response;
+  try {
+    response = await fetch(url(path, options.query), {
+      method,
+      headers: {
+        ...csrfHeader(),
+        ...(options.body === undefined ? {} : { 'Content-Type': 'application/json' }),
+      },
+      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+      credentials: 'same-origin',
+      signal: options.signal,
+    });
+  } catch (error) {
+    if (options.signal?.aborted) throw error;
+    unreachable.value = true;
+    throw new ApiError(0, 'UNREACHABLE', 'syncd does not answer');
+  }
+  unreachable.value = false;
+  const text = await response.text();
+  if (!response.ok) {
+    let code = `HTTP_${response.status}`;
+    let message = text.trim() || response.statusText;
+    try {
+      const body = JSON.parse(text) as { code?: string; message?: string; error?: string };
+      code = body.code ?? code;
+      message = body.message ?? body.error ?? message;
+    } catch {
+      // Not JSON: the text as it came.
+    }
+    if (code === 'SYNCD_ERR_NOT_LOGGED_IN' || code === 'SYNCD_ERR_LOGIN_REQUIRED') loginNeeded.value = true;
+    throw new ApiError(response.status, code, message);
+  }
+  if (options.text) return text as T;
+  return (text === '' ? undefined : JSON.parse(text)) as T;
+}
+
+export const get = <T>(path: string, query?: Query, signal?: AbortSignal) =>
+  call<T>('GET', path, { query, signal });
+export const post = <T = unknown>(path: string, body?: unknown, query?: Query) =>
+  call<T>('POST', path, { body, query });
+export const put = <T = unknown>(path: string, body: unknown) => call<T>('PUT', path, { body });
+export const patch = <T = unknown>(path: string, body: unknown) => call<T>('PATCH', path, { body });
+export const del = <T = unknown>(path: string, query?: Query) => call<T>('DELETE', path, { query });
+
+/** What to show for a failure: the service's message. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,3 @@
+export function ChangesView() {
+  return <p class="todo">ChangesView: not built yet</p>;
+}

@@ -1,0 +1,3 @@
+export function DevicesView() {
+  return <p class="todo">DevicesView: not built yet</p>;
+}

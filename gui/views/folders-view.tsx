@@ -1,0 +1,3 @@
+export function FoldersView() {
+  return <p class="todo">FoldersView: not built yet</p>;
+}

@@ -1,0 +1,3 @@
+export function LogView() {
+  return <p class="todo">LogView: not built yet</p>;
+}

@@ -1,0 +1,3 @@
+export function PendingNotices() {
+  return <p class="todo">PendingNotices: not built yet</p>;
+}

@@ -1,0 +1,3 @@
+export function SettingsView() {
+  return <p class="todo">SettingsView: not built yet</p>;
+}
