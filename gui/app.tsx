@@ -52,7 +52,7 @@ export function App() {
         <Menu />
       </header>
       {unreachable.value && (
-        <div class="banner error" role="alert" data-test="service-gone">
+        <div class="banner error" role="alert" data-testid="service-gone">
           syncd does not answer at {location.host}: it may be restarting or stopped. Trying again every
           second; this page picks up where it was when it is back.
         </div>

@@ -21,7 +21,7 @@ export function ThisDevice() {
       </header>
       <dl>
         <Row label="ID">
-          <code class="device-id" data-test="my-id">
+          <code class="device-id" data-testid="my-id">
             {current.myID}
           </code>
         </Row>

@@ -190,6 +190,20 @@ t.test('Syncthing’s STTRACE and STGUIASSETS, and their flags', async (t) => {
   });
 });
 
+t.test('--gui: the web GUI on by default, off with 0, and no folder to serve while off', async (t) => {
+  const dir = t.testdir({ gui: { 'index.html': '' } });
+  t.equal(readSettings([], {}).gui, true);
+  t.equal(readSettings(['--gui', '0'], {}).gui, false);
+  t.equal(readSettings([], { SYNCD_GUI: 'off' }).gui, false);
+  t.throws(() => readSettings(['--gui', '0', '--gui-assets', join(dir, 'gui')], {}), {
+    name: 'SettingError',
+    message: /^--gui-assets \/ STGUIASSETS: is given while --gui \/ SYNCD_GUI is 0/,
+  });
+  t.throws(() => readSettings(['--gui', 'maybe'], {}), {
+    message: /--gui \/ SYNCD_GUI: "maybe" is not 1 or 0/,
+  });
+});
+
 t.test('serve --help: aligned columns within 100, no empty default', async (t) => {
   const lines = usage().split('\n').slice(3);
   t.ok(
