@@ -61,6 +61,38 @@ t.test('syncd’s web GUI with a Syncthing peer, from pairing to logging in', { 
   // STEPS
   void [mine, theirs, syncthing];
 
+  // The log view shows the worker's lines.
+  await page.getByRole('link', { name: 'Log' }).click();
+  await page.getByRole('log', { name: 'Log lines' }).filter({ hasText: 'My ID' }).waitFor(WAIT);
+  await shot('log');
+
+  // A user and password set in Settings › GUI: the page then asks for them, refuses a wrong one
+  // with the service's words, and opens on the right one.
+  await page.getByRole('link', { name: 'Settings' }).click();
+  await page.getByRole('tab', { name: 'GUI' }).click();
+  const gui = page.getByRole('form', { name: 'GUI settings' });
+  await gui.getByLabel('GUI authentication user').fill('admin');
+  await gui.getByLabel('GUI authentication password').fill('a long passphrase');
+  await shot('settings');
+  expecting = /\/rest\/.* 403|status of 403/;
+  await gui.getByRole('button', { name: 'Save' }).click();
+  const login = page.getByRole('form', { name: 'Log in' });
+  await login.waitFor(WAIT);
+  await login.getByLabel('User').fill('admin');
+  await login.getByLabel('Password').fill('not it');
+  await login.getByRole('button', { name: 'Log in' }).click();
+  await login.getByRole('alert').filter({ hasText: 'wrong user or password' }).waitFor(WAIT);
+  await shot('login');
+  await login.getByLabel('Password').fill('a long passphrase');
+  await login.getByRole('button', { name: 'Log in' }).click();
+  await page.getByRole('link', { name: 'Overview' }).click();
+  await page.getByTestId('my-id').waitFor(WAIT);
+  expecting = undefined;
+  t.ok(
+    (await context.cookies()).some((cookie) => cookie.name.startsWith('sessionid-')),
+    'logged in: a session cookie',
+  );
+
   // A restart: the page goes on without a reload, its event stream with it.
   const before = await syncd.workerPid();
   expecting = /\/rest\/events|failed|ERR_/;
