@@ -16,6 +16,7 @@ import { type TestRouteOptions, testRoutes } from './routes/test.ts';
 import { configRoutes } from './routes/config.ts';
 import { eventRoutes } from './routes/events.ts';
 import { dbRoutes } from './routes/db.ts';
+import { conflictRoutes } from './routes/conflicts.ts';
 import { versionRoutes } from './routes/versions.ts';
 import { clusterRoutes } from './routes/cluster.ts';
 import { statsRoutes } from './routes/stats.ts';
@@ -239,6 +240,7 @@ export function buildApp(options: AppOptions) {
     app.register(async (scope) => {
       if (modelWait) scope.addHook('preHandler', modelWait);
       scope.register(dbRoutes, { config, model });
+      scope.register(conflictRoutes, { config, model });
       scope.register(versionRoutes, { config, model });
       scope.register(clusterRoutes, { model });
       scope.register(statsRoutes, { config, model });

@@ -318,6 +318,11 @@ export class IndexDb {
       dropFiles: db.prepare('DELETE FROM files WHERE folder = ?'),
       forget: db.prepare<[string, string]>(`DELETE FROM files WHERE folder = ? AND device = '' AND name = ?`),
       dropRemoteIndexes: db.prepare('DELETE FROM remote_indexes WHERE folder = ?'),
+      // instr, not LIKE: LIKE folds case, where Syncthing's isConflict looks for the marker as it is.
+      conflictCopies: db.prepare<[string], SummaryRow>(
+        `SELECT ${SUMMARY_COLUMNS} FROM files WHERE folder = ? AND device = '' AND type = 0 AND deleted = 0
+         AND invalid = 0 AND instr(name, '.sync-conflict-') > 0 ORDER BY name`,
+      ),
     };
   }
 
@@ -431,6 +436,16 @@ export class IndexDb {
   /** Visits every record by name without holding them all: for folders of many files. */
   *iterate(folder: string, device = LOCAL): Generator<FileRecord> {
     for (const row of this.#statements.files.iterate(folder, device)) yield fromRow(row);
+  }
+
+  /**
+   * This device's files with Syncthing's conflict marker in their names, by name, one at a time: the
+   * rows are sifted by SQLite, without the blocks, and a caller that has enough stops reading.
+   */
+  *conflictCopies(folder: string): Generator<FileSummary & { name: string }> {
+    for (const row of this.#statements.conflictCopies.iterate(folder)) {
+      yield Object.assign(summaryOf(row), { name: row.name });
+    }
   }
 
   /**

@@ -25,6 +25,11 @@ export interface SyncModel {
   pulling(folder: string): ReadonlySet<string>;
   /** Pulls `name` before the folder's other needed files (Syncthing's BringToFront). */
   bringToFront(folder: string, name: string): void;
+  /**
+   * The folder's conflict copies by the file each is a copy of (syncd's own, for its GUI), at most
+   * `limit` copies; `truncated` when there are more.
+   */
+  conflicts(folder: string, limit: number): ConflictCopies;
   /** The changes a receive-only folder keeps (what a revert gives up), one page. */
   localChanged(folder: string, page: Page): FileRecord[];
   /** Syncthing's override of a send-only folder and revert of a receive-only one, once done. */
@@ -107,6 +112,18 @@ export interface TreeEntry {
   size: number;
   type: string;
   children?: TreeEntry[];
+}
+
+/** Conflict copies by the file they were made of, as GET /rest/syncd/conflicts answers them. */
+export interface ConflictCopies {
+  conflicts: Array<{
+    original: string;
+    /** The original as this device's index has it now; null when it is gone. */
+    current: { size: number; modified: string } | null;
+    /** `device`: the short ID in the copy's name, of the device whose version won ('' without one). */
+    copies: Array<{ name: string; size: number; modified: string; device: string }>;
+  }>;
+  truncated: boolean;
 }
 
 export interface Completion {

@@ -5,6 +5,7 @@ import { type DeviceConnections, shownVersion } from '../devices/device-connecti
 import type { Discovery } from '../discovery/discovery.ts';
 import type { RelayListeners } from '../relay/relay-listeners.ts';
 import type { DownloadProgress } from '../sync/download-progress.ts';
+import { conflictOrigin } from '../sync/conflicts.ts';
 import { NotAnsweringError } from '../files/root-probe.ts';
 import type { FolderRunner } from '../folders/folder-runner.ts';
 import { folderSummary } from '../folders/folder-summary.ts';
@@ -17,6 +18,7 @@ import { IGNORE_FILE, IgnoreError, Ignores } from '../scanner/ignores.ts';
 import type { Versioner } from '../versioning/versioner.ts';
 import {
   type Completion,
+  type ConflictCopies,
   type ConnectedDevice,
   type FileAvailability,
   type IgnoreLines,
@@ -118,6 +120,36 @@ export class EngineModel implements SyncModel {
 
   bringToFront(folder: string, name: string): void {
     this.#parts.folders?.get(folder)?.bringToFront(name);
+  }
+
+  conflicts(folder: string, limit: number): ConflictCopies {
+    const { db } = this.#parts;
+    const found = new Map<string, ConflictCopies['conflicts'][number]>();
+    let copies = 0;
+    for (const copy of db?.conflictCopies(folder) ?? []) {
+      const origin = conflictOrigin(copy.name);
+      if (!origin) continue;
+      if (copies === limit) return { conflicts: [...found.values()], truncated: true };
+      copies += 1;
+      let entry = found.get(origin.original);
+      if (!entry) {
+        const current = db?.summary(folder, origin.original);
+        const present = current && !current.deleted && !current.invalid;
+        entry = {
+          original: origin.original,
+          current: present ? { size: current.size, modified: modifiedTime(current) } : null,
+          copies: [],
+        };
+        found.set(origin.original, entry);
+      }
+      entry.copies.push({
+        name: copy.name,
+        size: copy.size,
+        modified: modifiedTime(copy),
+        device: origin.device,
+      });
+    }
+    return { conflicts: [...found.values()], truncated: false };
   }
 
   override(folder: string): Promise<void> {

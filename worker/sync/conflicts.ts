@@ -61,6 +61,24 @@ export async function keepConflict(
 
 // Syncthing's conflict copy names: NAME.sync-conflict-YYYYMMDD-HHMMSS[-MODIFIER][.EXT].
 const CONFLICT_COPY = /\.sync-conflict-\d{8}-\d{6}/;
+// The same, whole: the stem, the time, the winner's short ID (none in the copies of older Syncthings) and
+// the extension, which has no dot but its first.
+const CONFLICT_PARTS = /^(.*?)\.sync-conflict-(\d{8}-\d{6})(?:-([A-Z2-7]{7}))?(\.[^.]*)?$/;
+
+/**
+ * What a conflict copy's name tells (the reverse of conflictName): the path of the file it was made
+ * of, when (YYYYMMDD-HHMMSS, the local time of the device that made it) and the short ID of the device
+ * whose version won ('' when the name has none); undefined for a name that is not such a copy.
+ */
+export function conflictOrigin(
+  path: string,
+): { original: string; stamp: string; device: string } | undefined {
+  const base = basename(path);
+  const parts = CONFLICT_PARTS.exec(base);
+  if (!parts) return undefined;
+  const [, stem = '', stamp = '', device = '', ext = ''] = parts;
+  return { original: `${path.slice(0, path.length - base.length)}${stem}${ext}`, stamp, device };
+}
 
 /** Go's filepath.Ext, as Syncthing splits names: from the last dot of the last part (`.bashrc` whole). */
 function extensionOf(path: string): string {
