@@ -82,6 +82,7 @@ function flush(): void {
     else if (what === 'folder') quietly(store.refreshFolder(id));
     else if (what === 'folderErrors') quietly(store.refreshFolderErrors(id));
     else if (what === 'completion') quietly(store.refreshCompletion(id, other));
+    else if (what === 'deviceCompletion') quietly(store.refreshDeviceCompletion(id));
     else if (what === 'devices') quietly(store.refreshDevices());
     else if (what === 'pending') quietly(store.refreshPending());
     else if (what === 'errors') quietly(store.refreshErrors());
@@ -118,7 +119,11 @@ function handle(event: SyncdEvent): void {
       };
       break;
     case 'FolderCompletion':
-      if (folder && typeof data.device === 'string') soon(`completion\n${folder}\n${data.device}`);
+      // The device's completion as a whole too: it is made of its folders'.
+      if (folder && typeof data.device === 'string') {
+        soon(`completion\n${folder}\n${data.device}`);
+        soon(`deviceCompletion\n${data.device}`);
+      }
       break;
     case 'DownloadProgress':
       downloads.value = data as typeof downloads.value;

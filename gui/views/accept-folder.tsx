@@ -1,0 +1,96 @@
+// Adds a folder another device offers, as Syncthing's GUI does from its notice: the offer's ID and
+// label kept, the path the default folder path joined with the label (or the ID), shared with the
+// device that offers it; everything else from the defaults (GET /rest/config/defaults/folder).
+import { useEffect, useState } from 'preact/hooks';
+import { get, messageOf, post } from '../api.ts';
+import { Button, ErrorText, Field, Modal } from '../parts/ui.tsx';
+import { deviceName, refreshConfig } from '../store.ts';
+import type { FolderConfiguration } from '../types.ts';
+
+export function AcceptFolder(props: { folder: string; label: string; device: string; onClose: () => void }) {
+  const [defaults, setDefaults] = useState<FolderConfiguration | undefined>(undefined);
+  const [path, setPath] = useState('');
+  const [loadError, setLoadError] = useState('');
+  const [saving, setSaving] = useState(false);
+  const [saveError, setSaveError] = useState('');
+
+  useEffect(() => {
+    get<FolderConfiguration>('/rest/config/defaults/folder')
+      .then((answer) => {
+        setDefaults(answer);
+        setPath(joinPath(answer.path, props.label || props.folder));
+      })
+      .catch((error: unknown) => setLoadError(messageOf(error)));
+  }, []);
+
+  const save = async () => {
+    if (!defaults) return;
+    setSaving(true);
+    setSaveError('');
+    try {
+      const devices = defaults.devices.filter((entry) => entry.deviceID !== props.device);
+      devices.push({ deviceID: props.device, introducedBy: '', encryptionPassword: '' });
+      await post('/rest/config/folders', {
+        ...defaults,
+        id: props.folder,
+        label: props.label,
+        path: path.trim(),
+        devices,
+      });
+      await refreshConfig();
+      props.onClose();
+    } catch (error) {
+      setSaveError(messageOf(error));
+    } finally {
+      setSaving(false);
+    }
+  };
+
+  const ready = Boolean(defaults) && path.trim() !== '' && !saving;
+  return (
+    <Modal title="Accept folder" onClose={props.onClose}>
+      <form
+        onSubmit={(event) => {
+          event.preventDefault();
+          if (ready) void save();
+        }}
+      >
+        {loadError && <ErrorText>{loadError}</ErrorText>}
+        <p>
+          Shared by {deviceName(props.device)}: this device keeps a copy of the folder at the path below, and
+          syncs it with {deviceName(props.device)}.
+        </p>
+        <Field label="Folder ID">
+          <input value={props.folder} readOnly />
+        </Field>
+        <Field label="Folder label">
+          <input value={props.label} readOnly />
+        </Field>
+        <Field label="Folder path" hint="Where the folder is kept here; created if it is not there.">
+          <input value={path} onInput={(event) => setPath(event.currentTarget.value)} spellcheck={false} />
+        </Field>
+        <div class="actions">
+          <Button kind="primary" type="submit" disabled={!ready}>
+            Save
+          </Button>
+          <Button onClick={props.onClose}>Cancel</Button>
+          {saveError && (
+            <span class="error-text" role="alert">
+              {saveError}
+            </span>
+          )}
+        </div>
+      </form>
+    </Modal>
+  );
+}
+
+// The default path joined with a name, by the default path's own separator; no default path: none,
+// for the user to give (syncd has no home-folder default).
+function joinPath(base: string, name: string): string {
+  if (!base) return '';
+  const separator = base.includes('\\') && !base.includes('/') ? '\\' : '/';
+  // A label with a separator in it names one folder, not folders inside each other.
+  const safe = name.replace(/[/\\]/g, '_');
+  return base.endsWith(separator) ? `${base}${safe}` : `${base}${separator}${safe}`;
+}
