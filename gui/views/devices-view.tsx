@@ -51,7 +51,7 @@ function TotalTraffic() {
   const last = samples?.at(-1);
   const total = connections.value?.total;
   return (
-    <div class="card traffic" aria-label="Total traffic">
+    <div class="card traffic" role="group" aria-label="Total traffic">
       <span class="traffic-text">
         <strong>Total</strong> <span class="rate-in">in {rate(last?.in ?? 0)}</span> (
         {bytes(total?.inBytesTotal)}) · <span class="rate-out">out {rate(last?.out ?? 0)}</span> (
@@ -124,7 +124,12 @@ function DeviceCard(props: { device: DeviceConfiguration; onEdit: () => void }) 
       <dl>
         <Row label="Connection">
           {connected && connection ? (
-            <>Connected since {time(connection.startedAt)}</>
+            <>
+              Connected since {time(connection.startedAt)}
+              <div class="muted">
+                {connection.address} · {CONNECTION_TYPES[connection.type] ?? connection.type}
+              </div>
+            </>
           ) : (
             <>
               {device.paused ? 'Paused' : 'Disconnected'}
@@ -134,10 +139,6 @@ function DeviceCard(props: { device: DeviceConfiguration; onEdit: () => void }) 
         </Row>
         {connected && connection && (
           <>
-            <Row label="Address">
-              {connection.address}
-              <div class="muted">{CONNECTION_TYPES[connection.type] ?? connection.type}</div>
-            </Row>
             <Row label="Client">{connection.clientVersion || '–'}</Row>
             <Row label="Traffic">
               <span class="rate-in">in {rate(last?.in ?? 0)}</span> ({bytes(connection.inBytesTotal)}) ·{' '}
@@ -205,9 +206,6 @@ function DeviceCard(props: { device: DeviceConfiguration; onEdit: () => void }) 
   );
 }
 
-// Go's zero time, which Syncthing (and syncd) answer for a device never seen.
-const NEVER = '0001-01-01T00:00:00Z';
-
 /** When a disconnected device was last connected (GET /rest/stats/device), read when its card opens. */
 function LastSeen(props: { id: string }) {
   const [seen, setSeen] = useState<{ at?: string; error?: string }>({});
@@ -218,5 +216,7 @@ function LastSeen(props: { id: string }) {
   }, [props.id]);
   if (seen.error) return <div class="error-text">{seen.error}</div>;
   if (!seen.at) return null;
-  return <div class="muted">Last seen: {seen.at === NEVER ? 'never' : time(seen.at)}</div>;
+  // A device never seen has Go's zero time, or the Unix epoch (syncd's, as Syncthing's stats answer it).
+  const never = !(Date.parse(seen.at) > 0);
+  return <div class="muted">Last seen: {never ? 'never' : time(seen.at)}</div>;
 }
