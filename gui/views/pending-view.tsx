@@ -68,8 +68,7 @@ function PendingDevice(props: { id: string; name: string; address: string; at: s
     await refreshPending();
   };
   // Syncthing's GUI ignores a device by adding it to remoteIgnoredDevices in the whole configuration;
-  // syncd then refuses it without listing it again. Syncthing also drops it from the pending devices
-  // then (model.go cleanPending); syncd keeps it listed, so it is dismissed here too.
+  // the service then drops it from the pending devices (model.go cleanPending) and refuses it unlisted.
   const ignore = async () => {
     const whole = await get<Configuration>('/rest/config');
     whole.remoteIgnoredDevices = [
@@ -77,7 +76,7 @@ function PendingDevice(props: { id: string; name: string; address: string; at: s
       { time: new Date().toISOString(), deviceID: props.id, name: props.name, address: props.address },
     ];
     await put('/rest/config', whole);
-    await dismiss();
+    await refreshPending();
   };
   return (
     <article class="card notice" aria-label={`Pending device ${name}`}>

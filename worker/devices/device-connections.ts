@@ -583,6 +583,10 @@ export class DeviceConnections {
       }
     }
     for (const device of before.keys()) if (!after.has(device)) this.#stopDialing(device);
+    // A device ignored now is no longer pending (Syncthing's cleanPending, lib/model/model.go).
+    for (const ignored of to.remoteIgnoredDevices) {
+      if (pending.has(ignored.deviceID)) this.dismissPending(ignored.deviceID);
+    }
   }
 
   #scheduleDial(device: string, delayMs: number): void {

@@ -336,7 +336,18 @@ t.test(
       2,
       'DeviceRejected each time',
     );
-    t.ok(mine.connections.dismissPending(stranger.id), 'dismissed');
+    await mine.local.config.change((draft) => {
+      draft.remoteIgnoredDevices.push({ deviceID: stranger.id, name: 'raw', address: '', time: '' });
+    });
+    t.same(mine.connections.pendingDevices(), [], 'ignored: no longer pending, as Syncthing cleans it');
+    await mine.local.config.change((draft) => {
+      draft.remoteIgnoredDevices = [];
+    });
+    await rawPeer(t, mine.port, stranger).then(async (peer) => {
+      peer.socket.write(hello);
+      await peer.closed;
+    });
+    t.ok(mine.connections.dismissPending(stranger.id), 'pending again once no longer ignored, dismissed');
     t.same(mine.connections.pendingDevices(), []);
 
     const anonymous = connect({ host: '127.0.0.1', port: mine.port, rejectUnauthorized: false });
