@@ -17,6 +17,7 @@ import { configRoutes } from './routes/config.ts';
 import { eventRoutes } from './routes/events.ts';
 import { dbRoutes } from './routes/db.ts';
 import { conflictRoutes } from './routes/conflicts.ts';
+import { ignoresPreviewRoutes } from './routes/ignores-preview.ts';
 import { versionRoutes } from './routes/versions.ts';
 import { clusterRoutes } from './routes/cluster.ts';
 import { statsRoutes } from './routes/stats.ts';
@@ -241,6 +242,7 @@ export function buildApp(options: AppOptions) {
       if (modelWait) scope.addHook('preHandler', modelWait);
       scope.register(dbRoutes, { config, model });
       scope.register(conflictRoutes, { config, model });
+      scope.register(ignoresPreviewRoutes, { config, model });
       scope.register(versionRoutes, { config, model });
       scope.register(clusterRoutes, { model });
       scope.register(statsRoutes, { config, model });

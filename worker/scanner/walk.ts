@@ -66,6 +66,7 @@ export async function* walk(
     const { name, entry } = next;
     if (!entry) continue;
     const ignored = ignores?.ignored(name) ?? false;
+    if (options.onName?.(name, ignored) === false) break;
     // An ignored directory is not entered, unless a ! pattern may take something below it.
     if (ignored && !ignores?.hasIncludes) continue;
     if (!ignored) slice.push(entry);
@@ -95,6 +96,11 @@ interface WalkOptions {
    * not resume them (Syncthing's keepTemporariesH, lib/scanner/walk.go).
    */
   temporariesBefore?: number;
+  /**
+   * Told of each name met, ignored or not, before it is taken or passed over (an ignore preview sees
+   * what the scan would skip); answering false ends the walk there.
+   */
+  onName?: (name: string, ignored: boolean) => boolean | void;
 }
 
 const SLICE_MS = 2;

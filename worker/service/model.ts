@@ -1,4 +1,7 @@
 import type { FileRecord } from '../records/file-record.ts';
+import type { IgnorePreview } from '../scanner/ignore-preview.ts';
+
+export type { IgnorePreview };
 
 /*
  * What the REST face (and through it the CLI) may ask of the engine: Syncthing's model.Model interface
@@ -44,6 +47,11 @@ export interface SyncModel {
    * once the folder is known to run.
    */
   setIgnores(folder: string, lines: () => string[]): Promise<IgnoreLines>;
+  /**
+   * What `lines` would ignore in the folder, as a scan would apply them, bounded; nothing is written.
+   * Refuses lines that do not parse, as setIgnores does. `lines` is read once the folder is known.
+   */
+  ignoresPreview(folder: string, lines: () => string[]): Promise<IgnorePreview>;
   /** The items the last scan or pull could not handle, one page. */
   folderErrors(folder: string, page: Page): Array<{ path: string; error: string }>;
   /** Each folder's last scan and last file, for GET /rest/stats/folder. */

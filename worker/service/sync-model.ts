@@ -15,6 +15,7 @@ import { type IndexDb, LOCAL } from '../index-db/index-db.ts';
 import { modifiedTime, REST_TYPE_NAMES, SYNTHETIC_SIZE } from '../records/file-record.ts';
 import { globalVersion } from '../records/versions.ts';
 import { IGNORE_FILE, IgnoreError, Ignores } from '../scanner/ignores.ts';
+import { previewIgnores } from '../scanner/ignore-preview.ts';
 import type { Versioner } from '../versioning/versioner.ts';
 import {
   type Completion,
@@ -22,6 +23,7 @@ import {
   type ConnectedDevice,
   type FileAvailability,
   type IgnoreLines,
+  type IgnorePreview,
   ModelError,
   type Page,
   type SyncModel,
@@ -209,6 +211,16 @@ export class EngineModel implements SyncModel {
     // What the folder holds changed with the patterns: it is scanned whole.
     if (!runner.config.paused) await runner.scan();
     return ignoreLines(ignores);
+  }
+
+  async ignoresPreview(folder: string, read: () => string[]): Promise<IgnorePreview> {
+    const runner = this.#running(folder, 'cannot be read');
+    const lines = read();
+    // Read as the scan reads them (an #include from the folder's root), and walked as it walks.
+    return answering(runner, 'cannot be read', async () => {
+      const ignores = await refusedIgnores(() => Ignores.parse(lines, runner.path));
+      return previewIgnores(runner.path, ignores, { markerName: runner.config.markerName });
+    });
   }
 
   folderErrors(folder: string, page: Page) {

@@ -198,8 +198,8 @@ export async function dbRoutes(app: FastifyInstance, options: DbRouteOptions): P
   });
 }
 
-// The body of POST /rest/db/ignores: {"ignore": [lines of .stignore]}.
-function ignoreLines(body: unknown): string[] {
+/** The body of POST /rest/db/ignores (and of syncd's preview of it): {"ignore": [lines of .stignore]}. */
+export function ignoreLines(body: unknown): string[] {
   let value: unknown;
   try {
     value = JSON.parse(String(body ?? ''));
