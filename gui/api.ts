@@ -22,10 +22,28 @@ export const unreachable = signal(false);
 
 type Query = Record<string, string | number | boolean | undefined>;
 
-function csrfHeader(): Record<string, string> {
+/**
+ * This device's CSRF cookie's name ends in the first five characters of its ID, which every answer
+ * carries (X-Syncthing-Id): cookies do not tell ports apart, and another syncd on this host sets its
+ * own token in the same browser.
+ */
+let shortId: Promise<string> | undefined;
+function deviceShortId(): Promise<string> {
+  shortId ??= fetch('/rest/noauth/health', { credentials: 'same-origin' }).then(
+    (response) => response.headers.get('x-syncthing-id')?.slice(0, 5) ?? '',
+    (error: unknown) => {
+      shortId = undefined;
+      throw error;
+    },
+  );
+  return shortId;
+}
+
+async function csrfHeader(): Promise<Record<string, string>> {
+  const name = `CSRF-Token-${await deviceShortId()}`;
   for (const part of document.cookie.split(';')) {
-    const [name, value] = part.trim().split('=', 2);
-    if (name?.startsWith('CSRF-Token-') && value) return { [`X-${name}`]: value };
+    const [key, value] = part.trim().split('=', 2);
+    if (key === name && value) return { [`X-${name}`]: value };
   }
   return {};
 }
@@ -48,7 +66,7 @@ export async function call<T>(
     response = await fetch(url(path, options.query), {
       method,
       headers: {
-        ...csrfHeader(),
+        ...(await csrfHeader()),
         ...(options.body === undefined ? {} : { 'Content-Type': 'application/json' }),
       },
       body: options.body === undefined ? undefined : JSON.stringify(options.body),
