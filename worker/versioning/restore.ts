@@ -1,4 +1,4 @@
-import { baseOf, parentOf } from '../files/folder-fs.ts';
+import { baseOf, parentOf, temporaryName } from '../files/folder-fs.ts';
 import { archiveFile, inDirectoryOf, kindOf, type Tagger } from './archive.ts';
 import type { VersionerContext } from './context.ts';
 import { failed } from './errors.ts';
@@ -6,9 +6,13 @@ import { moveFile } from './move.ts';
 import { formatTag } from './tags.ts';
 
 /*
- * lib/versioner/util.go restoreFile, in its two halves so that the trashcan (trashcan.go) can do what
- * it must between them: the way is cleared (the current file archived first, tagged now), then the
- * version is moved back out of the versions.
+ * lib/versioner/util.go restoreFile: the current file archived (tagged now), then the version moved
+ * back out of the versions. The current file is first set aside in the versions under its temporary
+ * name, and given its archive name once the version is out, as trashcan.go Restore does for the
+ * trashcan: its archive name may be the very name of the version restored, which would be overwritten
+ * (the trash copy always; a tagged version restored within the second it was archived in, as a user
+ * restores what a pull just replaced). util.go archives first, and so loses the version then: the
+ * restore answers no failure, the current file is back in place, and no version is left.
  */
 
 /** Restores `name` to the version of `versionTime`, found by `tagger` (simple, staggered). */
@@ -20,24 +24,49 @@ export async function restoreFile(
 ): Promise<void> {
   const tag = formatTag(new Date(Math.floor(versionTime.getTime() / 1000) * 1000));
   const version = inDirectoryOf(name, tagger(baseOf(name), tag));
+  const now = context.now();
+  await restoreVersion(context, name, versionTime, version, (base) => tagger(base, formatTag(now)));
+}
+
+/**
+ * Restores `name` to `version` (see moveVersionBack). What is in the way is cleared first (see
+ * clearForRestore): a regular file is set aside, and once the version is back it is kept in the
+ * versions under `archivedAs(base)`, or put back if the version could not be.
+ */
+export async function restoreVersion(
+  context: VersionerContext,
+  name: string,
+  versionTime: Date,
+  version: string,
+  archivedAs: (base: string) => string,
+): Promise<void> {
   // Looked for before the current file is moved away: a time that names no version leaves it in place
   // (Syncthing archived it first, and a mistyped time lost the file from the folder).
   if ((await context.folderFs.lstat(name))?.isDirectory())
     throw new Error('cannot restore on top of a directory');
   await sourceOf(context, name, versionTime, version);
-  await clearForRestore(context, name, tagger);
-  await moveVersionBack(context, name, versionTime, version);
+  const aside = await clearForRestore(context, name);
+  try {
+    await moveVersionBack(context, name, versionTime, version);
+  } catch (error) {
+    if (aside) await putBack(context, aside, name, error);
+    throw error;
+  }
+  if (!aside) return;
+  const archived = inDirectoryOf(name, archivedAs(baseOf(name)));
+  await context.versions
+    .made()
+    .rename(aside, archived)
+    .catch((error: unknown) => {
+      throw failed(`restored; keeping the replaced file ${aside} as the version ${archived}`, error);
+    });
 }
 
 /**
  * Clears `name` in the folder for a restore: a directory there refuses it, a symlink is removed (never
- * archived), a regular file is archived with `tagger`. Says the name the file was archived as.
+ * archived), a regular file is set aside in the versions under its temporary name, which is said.
  */
-export async function clearForRestore(
-  context: VersionerContext,
-  name: string,
-  tagger: Tagger,
-): Promise<string | undefined> {
+async function clearForRestore(context: VersionerContext, name: string): Promise<string | undefined> {
   const current = await context.folderFs.lstat(name);
   if (!current) return undefined;
   if (current.isDirectory()) throw new Error('cannot restore on top of a directory');
@@ -51,7 +80,7 @@ export async function clearForRestore(
   }
   if (!current.isFile()) throw new Error(`cannot restore on top of ${kindOf(current)}`);
   try {
-    return await archiveFile(context, name, tagger, 'restore');
+    return await archiveFile(context, name, (base) => baseOf(temporaryName(base)), 'restore');
   } catch (error) {
     throw failed('archiving existing file', error);
   }
@@ -62,7 +91,7 @@ export async function clearForRestore(
  * `name` there whose mtime, to the second, is `versionTime` (a trashcan copy). It leaves the versions;
  * it keeps its mtime.
  */
-export async function moveVersionBack(
+async function moveVersionBack(
   context: VersionerContext,
   name: string,
   versionTime: Date,
@@ -100,4 +129,34 @@ async function sourceOf(context: VersionerContext, name: string, versionTime: Da
     }
   }
   throw new Error('version not found');
+}
+
+// The file set aside for a restore that failed goes back where it was; if it cannot, the restore's
+// error says where it is.
+async function putBack(
+  context: VersionerContext,
+  aside: string,
+  name: string,
+  cause: unknown,
+): Promise<void> {
+  try {
+    if (await context.folderFs.lstat(name)) throw new Error(`${name} exists`);
+    const from = context.versions.made().directory(parentOf(aside));
+    try {
+      const to = context.folderFs.directory(parentOf(name));
+      try {
+        await moveFile(from, baseOf(aside), to, baseOf(name));
+      } finally {
+        to.close();
+      }
+    } finally {
+      from.close();
+    }
+  } catch (error) {
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    throw failed(
+      `${reason}; the current file, set aside as ${aside} in the versions, was not put back`,
+      error,
+    );
+  }
 }

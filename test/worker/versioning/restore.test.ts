@@ -28,6 +28,40 @@ t.test(
   },
 );
 
+t.test(
+  'a version restored within the second it was archived in: the current file takes its name after',
+  async (t) => {
+    // A pull replaced a.txt, archiving the first version, and a user restores it at once: the current
+    // file's archive name is the version's own (util.go archives first, and overwrites it).
+    const { root, versions, versioner, clock } = versionedFolder(
+      t,
+      { type: 'simple', params: { keep: '5' } },
+      { 'a.txt': 'first version\n' },
+    );
+    setMtime(join(root, 'a.txt'), local(2022, 3, 1));
+    await versioner.archive('a.txt');
+    writeFileSync(join(root, 'a.txt'), 'second version\n');
+    setMtime(join(root, 'a.txt'), local(2022, 3, 15, 10, 11, 10));
+    const listed = await versioner.versions();
+    t.same(readdirSync(versions), ['a~20220315-101112.txt']);
+    clock.now = new Date(clock.now.getTime() + 900);
+    await versioner.restore('a.txt', listed['a.txt']?.[0]?.versionTime as Date);
+    t.equal(readFileSync(join(root, 'a.txt'), 'utf8'), 'first version\n', 'the version is back');
+    t.equal(statSync(join(root, 'a.txt')).mtimeMs, local(2022, 3, 1).getTime(), 'with its mtime');
+    t.same(readdirSync(versions), ['a~20220315-101112.txt'], 'one version: no temporary name left');
+    t.equal(
+      readFileSync(join(versions, 'a~20220315-101112.txt'), 'utf8'),
+      'second version\n',
+      'the replaced file, archived now',
+    );
+    t.equal(
+      statSync(join(versions, 'a~20220315-101112.txt')).mtimeMs,
+      local(2022, 3, 15, 10, 11, 10).getTime(),
+      'with its own mtime, as archiveFile keeps it',
+    );
+  },
+);
+
 t.test('a restore into a missing directory makes it; a symlink there is removed, not archived', async (t) => {
   const { root, versions, versioner } = versionedFolder(
     t,
