@@ -28,6 +28,7 @@ export const GROUPS: Record<string, string[]> = {
   compat: ['process/compat'],
   service: ['process/service'],
   package: ['process/package'],
+  browser: ['process/browser'],
   rest: [''],
 };
 

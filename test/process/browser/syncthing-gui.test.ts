@@ -1,10 +1,10 @@
 import { join } from 'node:path';
 import t from 'tap';
-import { copySyncthingGui } from '../helpers/syncthing-gui-files.ts';
-import { api, startService } from '../helpers/service.ts';
-import { newDeviceId } from '../helpers/config.ts';
-import { hasSyncthing, NO_SYNCTHING } from '../helpers/syncthing.ts';
-import { hasChromium, launchChromium, NO_CHROMIUM } from '../helpers/chromium.ts';
+import { copySyncthingGui } from '../../helpers/syncthing-gui-files.ts';
+import { api, startService } from '../../helpers/service.ts';
+import { newDeviceId } from '../../helpers/config.ts';
+import { hasSyncthing, NO_SYNCTHING } from '../../helpers/syncthing.ts';
+import { hasChromium, launchChromium, NO_CHROMIUM } from '../../helpers/chromium.ts';
 
 // Syncthing 1.19's own web GUI, served by syncd from a folder (--gui-assets) and driven in real
 // Chromium as a user would: every action the GUI offers for folders, devices, settings, logs and

@@ -1,0 +1,268 @@
+// syncd's own web GUI in real Chromium, as a person uses it with their Syncthing: the page pairs the
+// two (a pending device accepted), adds and shares a folder whose files arrive with a progress bar,
+// pauses and resumes it, edits its ignores with their preview, restores a version, survives a restart
+// without a reload, logs in with a user and password, and says so when the service is gone; no console
+// error and no failed call on the way, but those a step expects. With SYNCD_GUI_SCREENSHOTS=DIR (npm run
+// screenshots) the main views are saved there as PNG files for the docs, from this same setup.
+import { createHash, randomBytes } from 'node:crypto';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Locator, Page } from 'playwright-core';
+import type { Configuration } from '../../../shared/config/defaults.ts';
+import t from 'tap';
+import { hasChromium, launchChromium, NO_CHROMIUM } from '../../helpers/chromium.ts';
+import { api, startDevice } from '../../helpers/service.ts';
+import { hasSyncthing, NO_SYNCTHING, pollUntil, startSyncthing } from '../../helpers/syncthing.ts';
+
+const skip = !hasSyncthing ? NO_SYNCTHING : !hasChromium ? NO_CHROMIUM : false;
+const SHOTS = process.env.SYNCD_GUI_SCREENSHOTS;
+const WAIT = { timeout: 30_000 };
+
+t.test('syncd’s web GUI with a Syncthing peer, from pairing to logging in', { skip }, async (t) => {
+  const big = randomBytes(16 << 20);
+  const smalls = Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`note-${i}.txt`, `note ${i}\n`]));
+  const dir = t.testdir({
+    mine: {},
+    notes: {},
+    theirs: { 'a.txt': 'first version\n', 'big.bin': big, ...smalls },
+  });
+  const [mine, theirs] = [join(dir, 'mine'), join(dir, 'theirs')];
+  const device = await startDevice(t);
+  const { syncd } = device;
+  const syncthing = await startSyncthing(t);
+  const config = () => api<Configuration>(syncd, 'GET', '/rest/config');
+  // Names as a person gives them; a pull slow enough (the test's loopback counts as a LAN) for its
+  // progress to be seen.
+  await api(syncd, 'PATCH', `/rest/config/devices/${device.id}`, { name: 'nas' });
+  await api(syncd, 'PATCH', '/rest/config/options', { maxRecvKbps: 4000, limitBandwidthInLan: true });
+  await syncthing.call('PATCH', `/rest/config/devices/${syncthing.id}`, { name: 'laptop' });
+
+  const browser = await launchChromium();
+  t.teardown(() => browser.close());
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, colorScheme: 'light' });
+  const page = await context.newPage();
+  // Everything that goes wrong in the page, but what the step under way expects (`expecting`).
+  const problems: string[] = [];
+  let expecting: RegExp | undefined;
+  const problem = (text: string) => {
+    if (!expecting?.test(text)) problems.push(text);
+  };
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  page.on('console', (message) => {
+    if (message.type() === 'error') problem(`console: ${message.text()}`);
+  });
+  page.on('response', (response) => {
+    if (response.status() >= 400) {
+      problem(`${response.request().method()} ${new URL(response.url()).pathname} ${response.status()}`);
+    }
+  });
+  // A request the page cancels itself (a view's long poll as it closes) is no failure.
+  page.on('requestfailed', (request) => {
+    const reason = request.failure()?.errorText ?? '';
+    if (reason !== 'net::ERR_ABORTED') problem(`${request.method()} ${request.url()} failed: ${reason}`);
+  });
+  const shot = async (name: string, target: Page = page) => {
+    if (SHOTS) await target.screenshot({ path: join(SHOTS, `${name}.png`) });
+  };
+
+  // The page loads with this device's ID and its QR code.
+  await page.goto(syncd.url);
+  await page.getByTestId('my-id').filter({ hasText: device.id }).waitFor(WAIT);
+  await page.getByRole('button', { name: 'Show ID' }).click();
+  const qr = page.getByRole('img', { name: 'QR code of the device ID' });
+  await qr.waitFor(WAIT);
+  await page.waitForFunction(() => (document.querySelector('img.qr') as HTMLImageElement)?.naturalWidth > 0);
+  await page.getByRole('dialog', { name: 'Device ID' }).getByRole('button', { name: 'Close' }).click();
+
+  // The device ID checked as it is typed.
+  const devices = page.getByRole('region', { name: 'Devices' });
+  await devices.getByRole('button', { name: 'Add device' }).click();
+  let dialog = page.getByRole('dialog', { name: 'Add device' });
+  await dialog.getByLabel('Device ID').fill('ABCDEFG-not-an-id');
+  expecting = /\/rest\/svc\/deviceid 400|status of 400/;
+  await dialog.getByRole('alert').waitFor(WAIT);
+  t.ok(await dialog.getByRole('button', { name: 'Save' }).isDisabled(), 'no saving a wrong ID');
+  expecting = undefined;
+  await dialog.getByRole('button', { name: 'Cancel' }).click();
+
+  // Syncthing, told of syncd, dials it and offers its folder: syncd's page shows the device asking
+  // to connect, and it is added from there.
+  await syncthing.call('POST', '/rest/config/devices', { deviceID: device.id, addresses: [device.listen] });
+  await syncthing.call('POST', '/rest/config/folders', {
+    id: 'docs',
+    label: 'Docs',
+    path: theirs,
+    devices: [{ deviceID: device.id }],
+  });
+  const asking = page.getByRole('article', { name: 'Pending device laptop' });
+  await asking.getByRole('button', { name: 'Add device' }).click(WAIT);
+  dialog = page.getByRole('dialog', { name: 'Add device' });
+  t.equal(await dialog.getByLabel('Device ID').inputValue(), syncthing.id, 'the ID filled in');
+  await dialog.getByRole('button', { name: 'Save' }).click();
+  await dialog.waitFor({ state: 'hidden', ...WAIT });
+  const laptop = devices.getByRole('group', { name: 'Device laptop' });
+  await badge(laptop, 'Connected').waitFor(WAIT);
+
+  // Its folder offered, accepted into a path chosen here; the files arrive with a progress bar.
+  const offered = page.getByRole('article', { name: 'Pending folder Docs from laptop' });
+  await offered.getByRole('button', { name: 'Add' }).click(WAIT);
+  dialog = page.getByRole('dialog', { name: 'Accept folder' });
+  await dialog.getByLabel('Folder path').fill(mine);
+  await dialog.getByRole('button', { name: 'Save' }).click();
+  const docs = page.getByRole('group', { name: 'Folder Docs' });
+  await docs.locator('summary').click(WAIT);
+  await docs.getByRole('progressbar', { name: 'Synchronization of Docs' }).waitFor(WAIT);
+  await laptop.locator('summary').click();
+  if (SHOTS) {
+    // For the picture, a pull under way rather than just begun.
+    await badge(docs, 'Syncing \\([3-9]\\d %\\)')
+      .waitFor(WAIT)
+      .catch(() => undefined);
+    await shot('syncing');
+  }
+  await badge(docs, 'Up to date').waitFor({ timeout: 120_000 });
+  for (const name of ['a.txt', 'big.bin', 'note-0.txt', 'note-11.txt']) {
+    t.equal(await digest(join(mine, name)), await digest(join(theirs, name)), `${name} arrived whole`);
+  }
+  await laptop.getByRole('img', { name: /^Traffic with laptop: in / }).waitFor(WAIT);
+  await shot('overview');
+
+  // Paused and resumed.
+  await docs.getByRole('button', { name: 'Pause' }).click();
+  await badge(docs, 'Paused').waitFor(WAIT);
+  t.equal((await config()).folders.find((folder) => folder.id === 'docs')?.paused, true, 'paused');
+  await docs.getByRole('button', { name: 'Resume' }).click();
+  await badge(docs, 'Up to date').waitFor(WAIT);
+  t.equal((await config()).folders.find((folder) => folder.id === 'docs')?.paused, false, 'resumed');
+
+  // Edited: versions kept, and ignore patterns whose preview names what they leave out.
+  await writeFile(join(mine, 'scratch.tmp'), 'scratch');
+  await docs.getByRole('button', { name: 'Edit' }).click();
+  dialog = page.getByRole('dialog', { name: 'Edit folder Docs' });
+  await dialog.getByRole('tab', { name: 'File versioning' }).click();
+  await dialog.getByLabel('File versioning').selectOption('simple');
+  await dialog.getByLabel('Keep versions').fill('5');
+  await dialog.getByRole('tab', { name: 'Ignore patterns' }).click();
+  await dialog.getByLabel('Ignore patterns').fill('*.tmp');
+  await dialog.getByRole('region', { name: 'Ignored items' }).getByText('scratch.tmp').waitFor(WAIT);
+  await shot('ignores', page);
+  await dialog.getByRole('button', { name: 'Save' }).click();
+  await dialog.waitFor({ state: 'hidden', ...WAIT });
+  const ignores = await api<{ ignore: string[] }>(syncd, 'GET', '/rest/db/ignores?folder=docs');
+  t.same(ignores.ignore, ['*.tmp'], 'the patterns saved');
+  t.equal((await config()).folders.find((folder) => folder.id === 'docs')?.versioning.type, 'simple');
+
+  // Changed on Syncthing: the old version is kept here, and restored from the Versions dialog.
+  await writeFile(join(theirs, 'a.txt'), 'second version\n');
+  await syncthing.call('POST', '/rest/db/scan?folder=docs');
+  await pollUntil(
+    'the second version here',
+    async () => (await readFile(join(mine, 'a.txt'), 'utf8')) === 'second version\n',
+    60_000,
+  );
+  await docs.getByRole('button', { name: 'Versions' }).click();
+  dialog = page.getByRole('dialog', { name: 'Versions' });
+  await dialog.getByRole('group', { name: 'a.txt' }).getByRole('checkbox').first().check(WAIT);
+  await shot('versions');
+  await dialog.getByRole('button', { name: 'Restore' }).click();
+  await dialog.getByRole('status').getByText('Restored 1 file').waitFor(WAIT);
+  t.equal(await readFile(join(mine, 'a.txt'), 'utf8'), 'first version\n', 'the first version is back');
+  await pollUntil(
+    'the first version on Syncthing',
+    async () => (await readFile(join(theirs, 'a.txt'), 'utf8')) === 'first version\n',
+    60_000,
+  );
+  await dialog.getByRole('button', { name: 'Close' }).click();
+
+  // A folder added here and shared: Syncthing is offered it.
+  const folders = page.getByRole('region', { name: 'Folders' });
+  await folders.getByRole('button', { name: 'Add folder' }).click();
+  dialog = page.getByRole('dialog', { name: 'Add folder' });
+  await dialog.getByLabel('Folder label').fill('Notes');
+  await dialog.getByLabel('Folder ID').fill('notes');
+  await dialog.getByLabel('Folder path').fill(join(dir, 'notes'));
+  await dialog.getByRole('tab', { name: 'Sharing' }).click();
+  await dialog.getByLabel('laptop').check();
+  await dialog.getByRole('button', { name: 'Save' }).click();
+  await dialog.waitFor({ state: 'hidden', ...WAIT });
+  await syncthing.until('offered Notes', async () => {
+    const pending = await syncthing.call<Record<string, { offeredBy: Record<string, unknown> }>>(
+      'GET',
+      '/rest/cluster/pending/folders',
+    );
+    return pending.notes?.offeredBy[device.id] !== undefined;
+  });
+
+  // What changed on disk, and the same page at a phone's width.
+  await page.getByRole('link', { name: 'Recent changes' }).click();
+  await page.getByRole('region', { name: 'Recent changes' }).getByText('a.txt').first().waitFor(WAIT);
+  await shot('changes');
+  if (SHOTS) {
+    const phone = await context.newPage();
+    await phone.setViewportSize({ width: 390, height: 844 });
+    await phone.goto(syncd.url);
+    await phone.getByRole('group', { name: 'Folder Docs' }).waitFor(WAIT);
+    await shot('phone', phone);
+    await phone.close();
+  }
+
+  // The log view shows the worker's lines.
+  await page.getByRole('link', { name: 'Log' }).click();
+  await page.getByRole('log', { name: 'Log lines' }).filter({ hasText: 'My ID' }).waitFor(WAIT);
+  await shot('log');
+
+  // A user and password set in Settings › GUI: the page then asks for them, refuses a wrong one
+  // with the service's words, and opens on the right one.
+  await page.getByRole('link', { name: 'Settings' }).click();
+  await page.getByRole('tab', { name: 'GUI' }).click();
+  const gui = page.getByRole('form', { name: 'GUI settings' });
+  await gui.getByLabel('GUI authentication user').fill('admin');
+  await gui.getByLabel('GUI authentication password').fill('a long passphrase');
+  await shot('settings');
+  expecting = /\/rest\/.* 403|status of 403/;
+  await gui.getByRole('button', { name: 'Save' }).click();
+  const login = page.getByRole('form', { name: 'Log in' });
+  await login.waitFor(WAIT);
+  await login.getByLabel('User').fill('admin');
+  await login.getByLabel('Password').fill('not it');
+  await login.getByRole('button', { name: 'Log in' }).click();
+  await login.getByRole('alert').filter({ hasText: 'wrong user or password' }).waitFor(WAIT);
+  await shot('login');
+  await login.getByLabel('Password').fill('a long passphrase');
+  await login.getByRole('button', { name: 'Log in' }).click();
+  await page.getByRole('link', { name: 'Overview' }).click();
+  await page.getByTestId('my-id').waitFor(WAIT);
+  expecting = undefined;
+  t.ok(
+    (await context.cookies()).some((cookie) => cookie.name.startsWith('sessionid-')),
+    'logged in: a session cookie',
+  );
+
+  // A restart: the page goes on without a reload, its event stream with it.
+  const before = await syncd.workerPid();
+  expecting = /\/rest\/events|failed|ERR_/;
+  await page.getByRole('button', { name: 'Actions' }).click();
+  await page.getByRole('button', { name: 'Restart' }).click();
+  await pollUntil('a new worker', async () => (await syncd.workerPid()) !== before, 60_000);
+  expecting = undefined;
+
+  // The service gone: the page says so.
+  expecting = /failed|ERR_|\/rest\//;
+  await api(syncd, 'POST', '/rest/system/shutdown');
+  await page.getByTestId('service-gone').waitFor(WAIT);
+  await shot('gone');
+  t.same(problems, [], 'no console error, no failed call');
+});
+
+/** The state badge of a folder's or a device's card, when it starts with `text`. */
+const badge = (card: Locator, text: string) =>
+  card.locator('summary .badge').filter({ hasText: new RegExp(`^${text}`) });
+
+/** The SHA-256 of a file, to compare copies. */
+async function digest(path: string): Promise<string> {
+  return createHash('sha256')
+    .update(await readFile(path))
+    .digest('hex');
+}
+void digest;
+void writeFile;
