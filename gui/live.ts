@@ -2,7 +2,6 @@
 // changed is read again; rates and CPU, which no event carries, are read every few seconds. When the
 // service stops answering the page says so and tries again each second; once it answers, everything
 // is read anew (a restart keeps the event IDs going, so the stream goes on where it was).
-import { signal } from '@preact/signals';
 import { ApiError, get, loginNeeded, unreachable } from './api.ts';
 import * as store from './store.ts';
 import type { FolderStatus, SyncdEvent } from './types.ts';
@@ -13,11 +12,6 @@ export function onEvent(listener: (event: SyncdEvent) => void): () => void {
   listeners.add(listener);
   return () => listeners.delete(listener);
 }
-
-/** The last DownloadProgress: by folder, file name → bytes done and total. */
-export const downloads = signal<Record<string, Record<string, { bytesDone: number; bytesTotal: number }>>>(
-  {},
-);
 
 const POLL_SECONDS = 60;
 const TICK_MS = 3_000;
@@ -126,7 +120,7 @@ function handle(event: SyncdEvent): void {
       }
       break;
     case 'DownloadProgress':
-      downloads.value = data as typeof downloads.value;
+      store.downloads.value = data as typeof store.downloads.value;
       break;
     case 'DeviceConnected':
     case 'DeviceDisconnected':

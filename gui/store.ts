@@ -26,6 +26,27 @@ export const completion = signal<Record<string, Completion>>({});
 export const pendingDevices = signal<Record<string, PendingDevice>>({});
 export const pendingFolders = signal<PendingFolders>({});
 export const recentErrors = signal<RecentError[]>([]);
+/** The last DownloadProgress: by folder, file name → bytes done and total. */
+export const downloads = signal<Record<string, Record<string, { bytesDone: number; bytesTotal: number }>>>(
+  {},
+);
+
+/** Bytes of a folder's files being pulled that are here already (DownloadProgress). */
+export function pulledBytes(folder: string): number {
+  let done = 0;
+  for (const file of Object.values(downloads.value[folder] ?? {})) done += file.bytesDone;
+  return done;
+}
+
+/**
+ * How much of a folder's global data is here: the files in sync (Syncthing's syncPercentage) and
+ * what has come of those being pulled, so that one large file moves the bar as it comes.
+ */
+export function syncPercent(folder: string, status: FolderStatus): number {
+  if (status.globalBytes <= 0) return 100;
+  return Math.min(100, (100 * (status.inSyncBytes + pulledBytes(folder))) / status.globalBytes);
+}
+
 /** Bytes a second brought in for a folder, from its last two statuses while it pulls. */
 export const folderRate = signal<Record<string, number>>({});
 /** Scan progress by folder, from FolderScanProgress events. */
@@ -125,8 +146,7 @@ export async function refreshConnections(): Promise<void> {
 }
 
 export async function refreshFolder(id: string): Promise<void> {
-  const before = folderStatus.value[id];
-  const beforeAt = folderReadAt.get(id);
+  const before = folderRead.get(id);
   let next: FolderStatus;
   try {
     next = await get<FolderStatus>('/rest/db/status', { folder: id });
@@ -135,17 +155,19 @@ export async function refreshFolder(id: string): Promise<void> {
     return;
   }
   const now = Date.now();
-  folderReadAt.set(id, now);
+  const here = next.inSyncBytes + pulledBytes(id);
+  folderRead.set(id, { at: now, here });
   const rate =
-    before && beforeAt && next.state === 'syncing'
-      ? Math.max(0, ((next.inSyncBytes - before.inSyncBytes) * 1000) / (now - beforeAt))
+    before && next.state === 'syncing' && now > before.at
+      ? Math.max(0, ((here - before.here) * 1000) / (now - before.at))
       : 0;
   batch(() => {
     folderStatus.value = { ...folderStatus.value, [id]: next };
     folderRate.value = { ...folderRate.value, [id]: rate };
   });
 }
-const folderReadAt = new Map<string, number>();
+/** When each folder's status was last read, and how many of its bytes were here then. */
+const folderRead = new Map<string, { at: number; here: number }>();
 
 export async function refreshFolderErrors(id: string): Promise<void> {
   const answer = await get<{ errors: FolderError[] | null }>('/rest/folder/errors', { folder: id });

@@ -4,7 +4,6 @@
 import { useState } from 'preact/hooks';
 import { del, patch, post } from '../api.ts';
 import { bytes, count, duration, percent, rate, time } from '../format.ts';
-import { downloads } from '../live.ts';
 import { ActionButton, Badge, Button, ErrorText, Progress, Row } from '../parts/ui.tsx';
 import {
   completion,
@@ -18,6 +17,9 @@ import {
   refreshConfig,
   refreshFolder,
   scanProgress,
+  syncPercent,
+  pulledBytes,
+  downloads,
 } from '../store.ts';
 import type { FolderConfiguration, FolderStatus } from '../types.ts';
 import { ConflictsDialog } from './folder-conflicts.tsx';
@@ -27,7 +29,6 @@ import {
   folderState,
   STATE_LABELS,
   stateTone,
-  syncPercent,
   TYPE_LABELS,
   VERSIONING_LABELS,
 } from './folder-state.ts';
@@ -53,7 +54,7 @@ export function FolderCard(props: { folder: FolderConfiguration; stats?: FolderS
     state === 'scanning' && scan && scan.total > 0 ? (100 * scan.current) / scan.total : undefined;
   const badge =
     state === 'syncing' && status
-      ? `${STATE_LABELS.syncing} (${percent(syncPercent(status))})`
+      ? `${STATE_LABELS.syncing} (${percent(syncPercent(folder.id, status))})`
       : scanPercent !== undefined
         ? `${STATE_LABELS.scanning} (${percent(scanPercent)})`
         : STATE_LABELS[state];
@@ -168,9 +169,12 @@ function StateDetails(props: { folder: FolderConfiguration; status?: FolderStatu
     <div class="folder-state">
       {status.state === 'syncing' && (
         <>
-          <Progress value={syncPercent(status)} label={`Synchronization of ${folderName(folder)}`} />
+          <Progress
+            value={syncPercent(folder.id, status)}
+            label={`Synchronization of ${folderName(folder)}`}
+          />
           <p class="muted">
-            {bytes(status.inSyncBytes)} of {bytes(status.globalBytes)}
+            {bytes(status.inSyncBytes + pulledBytes(folder.id))} of {bytes(status.globalBytes)}
             {speed > 0 && ` · ${rate(speed)}`}
             {pulling.length > 0 &&
               ` · pulling ${pulling.length === 1 ? '1 file' : `${count(pulling.length)} files`}: ${bytes(sum(pulling, 'bytesDone'))} of ${bytes(sum(pulling, 'bytesTotal'))}`}

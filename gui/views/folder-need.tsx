@@ -4,9 +4,8 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { get, messageOf, post } from '../api.ts';
 import { bytes, count } from '../format.ts';
-import { downloads } from '../live.ts';
 import { ActionButton, Button, ErrorText, Modal, Progress } from '../parts/ui.tsx';
-import { folderStatus } from '../store.ts';
+import { downloads, folderStatus } from '../store.ts';
 import type { FolderConfiguration, Need, NeededFile } from '../types.ts';
 
 const PER_PAGE = 100;

@@ -57,11 +57,6 @@ export function stateTone(state: FolderStateName): 'ok' | 'busy' | 'warn' | 'err
   return 'busy';
 }
 
-/** How much of the global data is here, as Syncthing's syncPercentage: 100 % of nothing. */
-export function syncPercent(status: FolderStatus): number {
-  return status.globalBytes > 0 ? (100 * status.inSyncBytes) / status.globalBytes : 100;
-}
-
 export const TYPE_LABELS: Record<string, string> = {
   sendreceive: 'Send & receive',
   sendonly: 'Send only',

@@ -36,6 +36,10 @@ export function ThisDevice() {
                 <div key={address}>
                   <Badge tone={state.error ? 'error' : 'ok'}>{state.error ? 'failed' : 'listening'}</Badge>{' '}
                   {address}
+                  {/* A port 0 or an unspecified host is listened on at the addresses the status names. */}
+                  {!state.error && state.lanAddresses.length > 0 && !state.lanAddresses.includes(address) && (
+                    <span class="muted"> at {state.lanAddresses.join(', ')}</span>
+                  )}
                   {state.error && <div class="error-text">{state.error}</div>}
                 </div>
               ))}
