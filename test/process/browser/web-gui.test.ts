@@ -141,6 +141,31 @@ t.test('syncd’s web GUI with a Syncthing peer, from pairing to logging in', { 
   await badge(docs, 'Up to date').waitFor(WAIT);
   t.equal((await config()).folders.find((folder) => folder.id === 'docs')?.paused, false, 'resumed');
 
+  // Nothing needed, no conflicts; the device edited, paused and resumed from its card.
+  await docs.getByRole('button', { name: 'Needed items' }).click();
+  dialog = page.getByRole('dialog', { name: 'Needed items' });
+  await dialog.getByText('Nothing needed: the folder is up to date.').waitFor(WAIT);
+  await dialog.getByRole('button', { name: 'Close' }).click();
+  await docs.getByRole('button', { name: 'Conflicts' }).click();
+  dialog = page.getByRole('dialog', { name: 'Conflicts' });
+  await dialog.getByText('No conflicts: the folder has no conflict copies.').waitFor(WAIT);
+  await dialog.getByRole('button', { name: 'Close' }).click();
+  // Its address given (it dialed in, so none was known), syncd dials it back at once on resume.
+  await laptop.getByRole('button', { name: 'Edit' }).click();
+  dialog = page.getByRole('dialog', { name: 'Edit device laptop' });
+  await dialog.getByLabel('Addresses').fill(syncthing.listen);
+  await dialog.getByRole('button', { name: 'Save' }).click();
+  await dialog.waitFor({ state: 'hidden', ...WAIT });
+  t.same(
+    (await config()).devices.find((entry) => entry.deviceID === syncthing.id)?.addresses,
+    [syncthing.listen],
+    'the address saved',
+  );
+  await laptop.getByRole('button', { name: 'Pause' }).click();
+  await badge(laptop, 'Paused').waitFor(WAIT);
+  await laptop.getByRole('button', { name: 'Resume' }).click();
+  await badge(laptop, 'Connected').waitFor(WAIT);
+
   // Edited: versions kept, and ignore patterns whose preview names what they leave out.
   await writeFile(join(mine, 'scratch.tmp'), 'scratch');
   await docs.getByRole('button', { name: 'Edit' }).click();
@@ -217,9 +242,25 @@ t.test('syncd’s web GUI with a Syncthing peer, from pairing to logging in', { 
   await page.getByRole('log', { name: 'Log lines' }).filter({ hasText: 'My ID' }).waitFor(WAIT);
   await shot('log');
 
+  // A value the service refuses: the page shows the REST API's own message, and nothing changes.
+  await page.getByRole('link', { name: 'Settings' }).click();
+  await page.getByRole('tab', { name: 'Connections' }).click();
+  const connections = page.getByRole('form', { name: 'Connections settings' });
+  await connections.getByLabel('Outgoing rate limit (KiB/s)').fill('-5');
+  expecting = /\/rest\/config\/options 400|status of 400/;
+  await connections.getByRole('button', { name: 'Save' }).click();
+  const refusal = await api(syncd, 'PATCH', '/rest/config/options', { maxSendKbps: -5 }).then(
+    () => 'accepted',
+    (error: Error) => error.message,
+  );
+  await connections.getByRole('alert').waitFor(WAIT);
+  const shown = (await connections.getByRole('alert').textContent()) ?? '';
+  t.ok(shown !== '' && refusal.includes(shown), `the REST API's message: ${shown}`);
+  expecting = undefined;
+  t.equal((await config()).options.maxSendKbps, 0, 'nothing changed');
+
   // A user and password set in Settings › GUI: the page then asks for them, refuses a wrong one
   // with the service's words, and opens on the right one.
-  await page.getByRole('link', { name: 'Settings' }).click();
   await page.getByRole('tab', { name: 'GUI' }).click();
   const gui = page.getByRole('form', { name: 'GUI settings' });
   await gui.getByLabel('GUI authentication user').fill('admin');
