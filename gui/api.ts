@@ -1,6 +1,7 @@
-// The REST interface as the page calls it: the CSRF token its page was given (a cookie) sent back in a
-// header, as Syncthing's GUI does (see docs/web-gui.md); the session cookie, when a login opened one,
-// goes by itself. Every failure is an ApiError with the service's own message.
+// The REST interface as the page calls it: with the API key, while no GUI password is set; else with
+// the CSRF token its page was given (a cookie) sent back in a header, as Syncthing's GUI does, and the
+// session cookie a login opened (see docs/web-gui.md). Every failure is an ApiError with the
+// service's own message.
 import { signal } from '@preact/signals';
 
 /** An answer that is not 2xx, or no answer at all (status 0). */
@@ -15,12 +16,35 @@ export class ApiError extends Error {
   }
 }
 
-/** Set when the service asks for the GUI's user and password: the page shows its login form. */
+/** Set when the service asks for a login: the page shows its login form. */
 export const loginNeeded = signal(false);
+/** Why, in the service's words, and whether it is the API key it wants (no GUI password is set). */
+export const loginReason = signal<{ message: string; key: boolean }>({ message: '', key: false });
+
+// The API key this page logs in with, while no GUI password is set: this tab's (sessionStorage), or
+// this browser's when asked to remember it (localStorage).
+const KEY_ITEM = 'syncd-api-key';
+export function storedKey(): string {
+  return sessionStorage.getItem(KEY_ITEM) ?? localStorage.getItem(KEY_ITEM) ?? '';
+}
+export function storeKey(key: string, remember: boolean): void {
+  forgetKey();
+  (remember ? localStorage : sessionStorage).setItem(KEY_ITEM, key);
+}
+export function forgetKey(): void {
+  sessionStorage.removeItem(KEY_ITEM);
+  localStorage.removeItem(KEY_ITEM);
+}
 /** Set while the service does not answer at all: the page says so, and tries again. */
 export const unreachable = signal(false);
 
 type Query = Record<string, string | number | boolean | undefined>;
+
+const LOGIN_CODES = new Set([
+  'SYNCD_ERR_NOT_LOGGED_IN',
+  'SYNCD_ERR_LOGIN_REQUIRED',
+  'SYNCD_ERR_API_KEY_NEEDED',
+]);
 
 /**
  * This device's CSRF cookie's name ends in the first five characters of its ID, which every answer
@@ -59,14 +83,15 @@ export function url(path: string, query: Query = {}): string {
 export async function call<T>(
   method: string,
   path: string,
-  options: { query?: Query; body?: unknown; signal?: AbortSignal; text?: boolean } = {},
+  options: { query?: Query; body?: unknown; signal?: AbortSignal; text?: boolean; blob?: boolean } = {},
 ): Promise<T> {
   let response: Response;
   try {
+    const key = storedKey();
     response = await fetch(url(path, options.query), {
       method,
       headers: {
-        ...(await csrfHeader()),
+        ...(key ? { 'X-API-Key': key } : await csrfHeader()),
         ...(options.body === undefined ? {} : { 'Content-Type': 'application/json' }),
       },
       body: options.body === undefined ? undefined : JSON.stringify(options.body),
@@ -79,6 +104,7 @@ export async function call<T>(
     throw new ApiError(0, 'UNREACHABLE', 'syncd does not answer');
   }
   unreachable.value = false;
+  if (options.blob && response.ok) return (await response.blob()) as T;
   const text = await response.text();
   if (!response.ok) {
     let code = `HTTP_${response.status}`;
@@ -90,7 +116,12 @@ export async function call<T>(
     } catch {
       // Not JSON: the text as it came.
     }
-    if (code === 'SYNCD_ERR_NOT_LOGGED_IN' || code === 'SYNCD_ERR_LOGIN_REQUIRED') loginNeeded.value = true;
+    if (LOGIN_CODES.has(code) || (code === 'SYNCD_ERR_UNAUTHORIZED' && storedKey())) {
+      // A key that no longer acts (changed since) is forgotten, and asked for again.
+      if (code === 'SYNCD_ERR_UNAUTHORIZED') forgetKey();
+      loginReason.value = { message, key: code !== 'SYNCD_ERR_NOT_LOGGED_IN' };
+      loginNeeded.value = true;
+    }
     throw new ApiError(response.status, code, message);
   }
   if (options.text) return text as T;

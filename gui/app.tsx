@@ -3,7 +3,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { loginNeeded, unreachable } from './api.ts';
 import { startLive } from './live.ts';
-import { config, ownDevice, restartRequired, status } from './store.ts';
+import { config, loadError, ownDevice, restartRequired, status } from './store.ts';
 import { ChangesView } from './views/changes-view.tsx';
 import { Dashboard } from './views/dashboard.tsx';
 import { LogView } from './views/log-view.tsx';
@@ -62,7 +62,17 @@ export function App() {
           A change takes effect at the next restart (Actions › Restart).
         </div>
       )}
-      <main>{config.value && status.value ? <View /> : <p class="loading">Loading…</p>}</main>
+      <main>
+        {config.value && status.value ? (
+          <View />
+        ) : loadError.value ? (
+          <p class="error-text" role="alert">
+            {loadError.value}
+          </p>
+        ) : (
+          <p class="loading">Loading…</p>
+        )}
+      </main>
     </div>
   );
 }

@@ -37,10 +37,14 @@ async function follow(): Promise<void> {
         continue;
       }
       if (fresh) {
-        // The newest event's ID first, so that the buffer's old events are not replayed.
-        const last = await get<SyncdEvent[]>('/rest/events', { limit: 1, timeout: 0 });
-        since = last.at(-1)?.id ?? 0;
+        // At the first start, the newest event's ID, so that the buffer's old events are not replayed;
+        // after a failure the stream goes on from where it was (IDs go on across restarts).
+        if (since === undefined) {
+          const last = await get<SyncdEvent[]>('/rest/events', { limit: 1, timeout: 0 });
+          since = last.at(-1)?.id ?? 0;
+        }
         await store.refreshAll();
+        store.loadError.value = '';
         fresh = false;
       }
       const events = await get<SyncdEvent[]>('/rest/events', { since, timeout: POLL_SECONDS });
@@ -49,8 +53,12 @@ async function follow(): Promise<void> {
         handle(event);
       }
     } catch (error) {
-      // Unreachable, or a login asked for: either way everything is read again afterwards.
-      if (error instanceof ApiError) fresh = true;
+      // Unreachable, or a login asked for: either way everything is read again afterwards. Anything
+      // else is shown while nothing has loaded (the page would only say "Loading…").
+      if (error instanceof ApiError) {
+        fresh = true;
+        if (error.status > 0 && !loginNeeded.value) store.loadError.value = error.message;
+      }
       await sleep(RETRY_MS);
     }
   }
@@ -96,6 +104,12 @@ function handle(event: SyncdEvent): void {
       }
       break;
     case 'StateChanged':
+      if (folder && data.to !== 'scanning' && store.scanProgress.value[folder]) {
+        const { [folder]: _done, ...rest } = store.scanProgress.value;
+        store.scanProgress.value = rest;
+      }
+      if (folder) soon(`folder\n${folder}`);
+      break;
     case 'FolderPaused':
     case 'FolderResumed':
     case 'LocalIndexUpdated':

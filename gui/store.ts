@@ -52,6 +52,8 @@ export const folderRate = signal<Record<string, number>>({});
 /** Scan progress by folder, from FolderScanProgress events. */
 export const scanProgress = signal<Record<string, { current: number; total: number; rate: number }>>({});
 export const restartRequired = signal(false);
+/** Why nothing could be read, in the service's words (shown instead of "Loading…"). */
+export const loadError = signal('');
 
 /** One reading of a device's traffic: bytes a second in and out since the reading before. */
 export interface RateSample {
@@ -223,6 +225,8 @@ export async function refreshDevices(): Promise<void> {
 
 /** Everything, as at the page's load and when the service is back. */
 export async function refreshAll(): Promise<void> {
+  // A worker started anew pulls nothing yet: the next DownloadProgress says what it does.
+  downloads.value = {};
   await Promise.all([refreshStatus(), refreshConfig(), refreshVersion()]);
   await Promise.all([refreshFolders(), refreshDevices(), refreshPending(), refreshErrors()]);
 }

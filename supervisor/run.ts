@@ -148,6 +148,11 @@ export async function runSupervisor(
     },
     'supervisor started',
   );
+  // At a terminal, the way into the web GUI: the API key after a # is never sent to the server, and
+  // the page keeps it for its tab (gui/main.tsx). Never in the log, which others may collect.
+  if (settings.gui && settings.guiAssets === undefined) {
+    io.tell?.(`syncd's web GUI: ${url}/#key=${encodeURIComponent(gui.apiKey)}\n`);
+  }
   const supervisor = new Supervisor({
     settings,
     worker: {

@@ -21,6 +21,8 @@ export function ActionButton(props: {
   confirm?: string;
   title?: string;
   name?: string;
+  /** Called once the action succeeded (a menu closes then, and not before: a failure shows in it). */
+  onDone?: () => void;
 }) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
@@ -30,6 +32,7 @@ export function ActionButton(props: {
     setError('');
     try {
       await props.action();
+      props.onDone?.();
     } catch (failure) {
       setError(messageOf(failure));
     } finally {
@@ -157,5 +160,48 @@ export function ErrorText(props: { children: ComponentChildren }) {
     <p class="error-text" role="alert">
       {props.children}
     </p>
+  );
+}
+
+/**
+ * A dialog's Save and Cancel, and why the last save was refused (in the service's words): the dialog
+ * stays open with what was typed. `onSave` for a dialog that is not a form (a submit button otherwise).
+ */
+export function SaveCancel(props: {
+  disabled: boolean;
+  error: string;
+  onCancel: () => void;
+  onSave?: () => void;
+}) {
+  return (
+    <div class="actions">
+      <Button
+        kind="primary"
+        type={props.onSave ? 'button' : 'submit'}
+        onClick={props.onSave}
+        disabled={props.disabled}
+      >
+        Save
+      </Button>
+      <Button onClick={props.onCancel}>Cancel</Button>
+      {props.error && (
+        <span class="error-text" role="alert">
+          {props.error}
+        </span>
+      )}
+    </div>
+  );
+}
+
+/** A row of tabs; the panel below is the caller's. */
+export function Tabs<T extends string>(props: { tabs: readonly T[]; current: T; onPick: (tab: T) => void }) {
+  return (
+    <div class="tabs" role="tablist">
+      {props.tabs.map((tab) => (
+        <Button key={tab} role="tab" aria-selected={tab === props.current} onClick={() => props.onPick(tab)}>
+          {tab}
+        </Button>
+      ))}
+    </div>
   );
 }

@@ -3,7 +3,8 @@
 // device that offers it; everything else from the defaults (GET /rest/config/defaults/folder).
 import { useEffect, useState } from 'preact/hooks';
 import { get, messageOf, post } from '../api.ts';
-import { Button, ErrorText, Field, Modal } from '../parts/ui.tsx';
+import { isOneName, sanitizePath } from '../../shared/sanitize-path.ts';
+import { ErrorText, Field, Modal, SaveCancel } from '../parts/ui.tsx';
 import { deviceName, refreshConfig } from '../store.ts';
 import type { FolderConfiguration } from '../types.ts';
 
@@ -18,7 +19,7 @@ export function AcceptFolder(props: { folder: string; label: string; device: str
     get<FolderConfiguration>('/rest/config/defaults/folder')
       .then((answer) => {
         setDefaults(answer);
-        setPath(joinPath(answer.path, props.label || props.folder));
+        setPath(joinPath(answer.path, [props.label, props.folder]));
       })
       .catch((error: unknown) => setLoadError(messageOf(error)));
   }, []);
@@ -69,28 +70,18 @@ export function AcceptFolder(props: { folder: string; label: string; device: str
         <Field label="Folder path" hint="Where the folder is kept here; created if it is not there.">
           <input value={path} onInput={(event) => setPath(event.currentTarget.value)} spellcheck={false} />
         </Field>
-        <div class="actions">
-          <Button kind="primary" type="submit" disabled={!ready}>
-            Save
-          </Button>
-          <Button onClick={props.onClose}>Cancel</Button>
-          {saveError && (
-            <span class="error-text" role="alert">
-              {saveError}
-            </span>
-          )}
-        </div>
+        <SaveCancel disabled={!ready} error={saveError} onCancel={props.onClose} />
       </form>
     </Modal>
   );
 }
 
-// The default path joined with a name, by the default path's own separator; no default path: none,
-// for the user to give (syncd has no home-folder default).
-function joinPath(base: string, name: string): string {
-  if (!base) return '';
+// The default path joined with the first of the offered label and ID that makes one name, made as
+// Syncthing makes it (lib/fs/util.go SanitizePath, as auto-accept does): a device's text never names a
+// path above the default one. No default path, or no such name: none, for the user to give.
+function joinPath(base: string, offered: string[]): string {
+  const name = offered.map(sanitizePath).find(isOneName);
+  if (!base || !name) return '';
   const separator = base.includes('\\') && !base.includes('/') ? '\\' : '/';
-  // A label with a separator in it names one folder, not folders inside each other.
-  const safe = name.replace(/[/\\]/g, '_');
-  return base.endsWith(separator) ? `${base}${safe}` : `${base}${separator}${safe}`;
+  return base.endsWith(separator) ? `${base}${name}` : `${base}${separator}${name}`;
 }

@@ -6,7 +6,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { get, messageOf, post, put } from '../api.ts';
 import { shortId } from '../format.ts';
-import { Button, ErrorText, Field, Modal } from '../parts/ui.tsx';
+import { ErrorText, Field, Modal, SaveCancel } from '../parts/ui.tsx';
 import { config, myID, pendingDevices, refreshConfig } from '../store.ts';
 import type { DeviceConfiguration } from '../types.ts';
 
@@ -253,17 +253,7 @@ export function DeviceEditor(props: {
             </label>
           ))}
         </fieldset>
-        <div class="actions">
-          <Button kind="primary" type="submit" disabled={!ready}>
-            Save
-          </Button>
-          <Button onClick={props.onClose}>Cancel</Button>
-          {saveError && (
-            <span class="error-text" role="alert">
-              {saveError}
-            </span>
-          )}
-        </div>
+        <SaveCancel disabled={!ready} error={saveError} onCancel={props.onClose} />
       </form>
     </Modal>
   );

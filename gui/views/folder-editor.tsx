@@ -4,7 +4,7 @@
 // what the service refuses is shown beside Save in its words, and the dialog stays open.
 import { useEffect, useState } from 'preact/hooks';
 import { get, messageOf, patch, post, put } from '../api.ts';
-import { Button, Field, Modal } from '../parts/ui.tsx';
+import { Field, Modal, SaveCancel, Tabs } from '../parts/ui.tsx';
 import { config, deviceName, myID, otherDevices, refreshConfig } from '../store.ts';
 import type { FolderConfiguration } from '../types.ts';
 import { IgnoresField, ignoreLines } from './folder-ignores.tsx';
@@ -130,20 +130,7 @@ export function FolderEditor(props: { folder?: FolderConfiguration; onClose: () 
 
   return (
     <Modal title={title} onClose={props.onClose} wide>
-      <div class="tabs" role="tablist">
-        {TABS.map((name) => (
-          <button
-            type="button"
-            role="tab"
-            class="button"
-            aria-selected={tab === name}
-            onClick={() => setTab(name)}
-            key={name}
-          >
-            {name}
-          </button>
-        ))}
-      </div>
+      <Tabs tabs={TABS} current={tab} onPick={setTab} />
       <div role="tabpanel">
         {tab === 'General' && (
           <>
@@ -238,17 +225,7 @@ export function FolderEditor(props: { folder?: FolderConfiguration; onClose: () 
           />
         )}
       </div>
-      <div class="actions">
-        <Button kind="primary" onClick={save} disabled={saving}>
-          Save
-        </Button>
-        <Button onClick={props.onClose}>Cancel</Button>
-        {saveError && (
-          <span class="error-text" role="alert">
-            {saveError}
-          </span>
-        )}
-      </div>
+      <SaveCancel disabled={saving} error={saveError} onCancel={props.onClose} onSave={save} />
     </Modal>
   );
 }

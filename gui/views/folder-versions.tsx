@@ -161,8 +161,8 @@ function DirectoryTree(props: {
           <section key={directory} class="version-directory" aria-label={directory || 'Top of the folder'}>
             <h3>{directory ? `${directory}/` : 'Top of the folder'}</h3>
             {names.map((name) => {
-              const list = [...(props.versions[name] ?? [])].sort((a, b) =>
-                b.versionTime.localeCompare(a.versionTime),
+              const list = [...(props.versions[name] ?? [])].sort(
+                (a, b) => Date.parse(b.versionTime) - Date.parse(a.versionTime),
               );
               return (
                 <fieldset key={name} class="versions">

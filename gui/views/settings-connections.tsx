@@ -51,7 +51,7 @@ export function ConnectionSettings() {
     <form aria-label="Connections settings" onSubmit={form.submit}>
       <Field
         label="Sync protocol listen addresses"
-        hint="Comma-separated: tcp://HOST:PORT, relay://… or dynamic+https://… (a relay pool); default is tcp://0.0.0.0:22000 and the relay pool. A flag --sync-address, when syncd was started with one, wins."
+        hint="Comma-separated: tcp://HOST:PORT, relay://… or dynamic+https://… (a relay pool); default is tcp://0.0.0.0:22000 (relays are off unless an address names them). A flag --sync-address, when syncd was started with one, wins."
       >
         <input
           name="listenAddresses"

@@ -2,6 +2,7 @@
 // form of the fields syncd acts on (shared/config/field-status.ts) with its own Save. The tabs stay
 // mounted while hidden, so that what was typed in one survives a look at another.
 import { useState } from 'preact/hooks';
+import { Tabs } from '../parts/ui.tsx';
 import { ConnectionSettings } from './settings-connections.tsx';
 import { GeneralSettings } from './settings-general.tsx';
 import { GuiSettings } from './settings-gui.tsx';
@@ -17,19 +18,7 @@ export function SettingsView() {
   return (
     <section class="card settings" aria-label="Settings">
       <h1>Settings</h1>
-      <div class="tabs" role="tablist">
-        {TABS.map(({ name }) => (
-          <button
-            type="button"
-            role="tab"
-            class="button"
-            aria-selected={tab === name}
-            onClick={() => setTab(name)}
-          >
-            {name}
-          </button>
-        ))}
-      </div>
+      <Tabs tabs={TABS.map(({ name }) => name)} current={tab} onPick={setTab} />
       {TABS.map(({ name, panel: Panel }) => (
         <div role="tabpanel" aria-label={name} hidden={tab !== name}>
           <Panel />

@@ -1,7 +1,7 @@
 // This device: its name and ID (with a QR code to scan from a phone's Syncthing), the version, how
 // long it has run, its listeners and discovery, what the two processes use, and the recent errors.
-import { useState } from 'preact/hooks';
-import { post } from '../api.ts';
+import { useEffect, useState } from 'preact/hooks';
+import { call, post } from '../api.ts';
 import { bytes, duration, percent, time } from '../format.ts';
 import { ActionButton, Badge, Button, CopyButton, Modal, Row } from '../parts/ui.tsx';
 import { cpu, ownDevice, recentErrors, refreshErrors, status, version } from '../store.ts';
@@ -70,11 +70,7 @@ export function ThisDevice() {
           <p>
             <code class="device-id">{current.myID}</code>
           </p>
-          <img
-            class="qr"
-            src={`/qr/?text=${encodeURIComponent(current.myID)}`}
-            alt="QR code of the device ID"
-          />
+          <QrCode text={current.myID} />
           <p>
             <CopyButton text={current.myID} label="Copy ID" />
           </p>
@@ -82,6 +78,20 @@ export function ThisDevice() {
       )}
     </article>
   );
+}
+
+/** The QR code of `text`, fetched as the page's calls are (an image's own request carries no key). */
+function QrCode(props: { text: string }) {
+  const [source, setSource] = useState('');
+  useEffect(() => {
+    let url = '';
+    void call<Blob>('GET', '/qr/', { query: { text: props.text }, blob: true }).then(
+      (blob) => setSource((url = URL.createObjectURL(blob))),
+      () => undefined,
+    );
+    return () => URL.revokeObjectURL(url);
+  }, [props.text]);
+  return source ? <img class="qr" src={source} alt="QR code of the device ID" /> : null;
 }
 
 function RecentErrors() {

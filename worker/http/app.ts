@@ -16,8 +16,6 @@ import { type TestRouteOptions, testRoutes } from './routes/test.ts';
 import { configRoutes } from './routes/config.ts';
 import { eventRoutes } from './routes/events.ts';
 import { dbRoutes } from './routes/db.ts';
-import { conflictRoutes } from './routes/conflicts.ts';
-import { ignoresPreviewRoutes } from './routes/ignores-preview.ts';
 import { versionRoutes } from './routes/versions.ts';
 import { clusterRoutes } from './routes/cluster.ts';
 import { statsRoutes } from './routes/stats.ts';
@@ -241,8 +239,6 @@ export function buildApp(options: AppOptions) {
     app.register(async (scope) => {
       if (modelWait) scope.addHook('preHandler', modelWait);
       scope.register(dbRoutes, { config, model });
-      scope.register(conflictRoutes, { config, model });
-      scope.register(ignoresPreviewRoutes, { config, model });
       scope.register(versionRoutes, { config, model });
       scope.register(clusterRoutes, { model });
       scope.register(statsRoutes, { config, model });

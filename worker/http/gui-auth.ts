@@ -4,6 +4,7 @@ import type { AuthFailures } from './auth-failures.ts';
 import { clientOf } from './auth-failures.ts';
 import { GuiTokens, SESSION_LIFETIME_MS } from './gui-tokens.ts';
 import {
+  apiKeyNeeded,
   type HttpError,
   guiLocalOnly,
   loginFailed,
@@ -25,7 +26,8 @@ export interface GuiAuthOptions {
   /**
    * Logging in by a form on the page, as Syncthing 2.x's GUI and syncd's own do: the GUI's files load
    * without a session, and a call without one is refused 403, without asking the browser for HTTP
-   * Basic credentials. Else, as 1.19's GUI: every page and call asks for them.
+   * Basic credentials; while no GUI password is set, the page logs in with the API key. Else, as
+   * 1.19's GUI: every page and call asks for them, and without a password this machine gets in.
    */
   loginForm?: boolean;
 }
@@ -100,6 +102,10 @@ export class GuiAuth {
     const { user, password } = this.#options.credentials();
     const client = request.socket.remoteAddress ?? '';
     if (user === '' || password === '') {
+      // syncd's own GUI then logs in with the API key (its page asks for it, or takes it from the
+      // link `npm start` prints at a terminal): a token any process of this machine can take from a
+      // page lets nobody in.
+      if (this.#options.loginForm) return apiKeyNeeded();
       // Not proven: any process of this machine can load a page, and must not hold connections so.
       return clientOf(client) === 'loopback' ? { cookies: [], proven: false } : guiLocalOnly();
     }

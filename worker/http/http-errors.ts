@@ -43,6 +43,7 @@ const statuses = {
   SYNCD_ERR_TOO_MANY_FAILURES: 429,
   SYNCD_ERR_LOGIN_REQUIRED: 401,
   SYNCD_ERR_NOT_LOGGED_IN: 403,
+  SYNCD_ERR_API_KEY_NEEDED: 403,
   SYNCD_ERR_LOGIN_FAILED: 403,
   SYNCD_ERR_GUI_LOCAL_ONLY: 403,
   SYNCD_ERR_DEBUGGING_DISABLED: 403,
@@ -105,6 +106,12 @@ export const notLoggedIn = () =>
   new HttpError(
     'SYNCD_ERR_NOT_LOGGED_IN',
     'log in on the web GUI with its user and password (gui.user, gui.password), or send the API key',
+  );
+
+export const apiKeyNeeded = () =>
+  new HttpError(
+    'SYNCD_ERR_API_KEY_NEEDED',
+    'no GUI password is set: log in with the API key (gui.apiKey; npm start at a terminal prints a link that does), or set a GUI password (gui.user, gui.password)',
   );
 
 export const loginFailed = () =>

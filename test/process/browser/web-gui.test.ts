@@ -70,8 +70,14 @@ t.test('syncd’s web GUI with a Syncthing peer, from pairing to logging in', { 
     if (SHOTS) await target.screenshot({ path: join(SHOTS, `gui-${name}.png`) });
   };
 
-  // The page loads with this device's ID and its QR code.
+  // No GUI password: the page asks for the API key (a CSRF token, which any local process can take
+  // from a page, lets nobody in), and opens with it; then this device's ID and its QR code.
+  expecting = /\/rest\/.* 403|status of 403/;
   await page.goto(syncd.url);
+  const keyLogin = page.getByRole('form', { name: 'Log in' });
+  await keyLogin.getByLabel('API key').fill(syncd.apiKey);
+  await keyLogin.getByRole('button', { name: 'Log in' }).click();
+  expecting = undefined;
   await page.getByTestId('my-id').filter({ hasText: device.id }).waitFor(WAIT);
   await page.getByRole('button', { name: 'Show ID' }).click();
   const qr = page.getByRole('img', { name: 'QR code of the device ID' });
@@ -259,31 +265,36 @@ t.test('syncd’s web GUI with a Syncthing peer, from pairing to logging in', { 
   expecting = undefined;
   t.equal((await config()).options.maxSendKbps, 0, 'nothing changed');
 
-  // A user and password set in Settings › GUI: the page then asks for them, refuses a wrong one
-  // with the service's words, and opens on the right one.
+  // A user and password set in Settings › GUI: a browser without the key is then asked for them,
+  // refused a wrong one with the service's words, and let in with the right one.
   await page.getByRole('tab', { name: 'GUI' }).click();
   const gui = page.getByRole('form', { name: 'GUI settings' });
   await gui.getByLabel('GUI authentication user').fill('admin');
   await gui.getByLabel('GUI authentication password').fill('a long passphrase');
   await shot('settings');
-  expecting = /\/rest\/.* 403|status of 403/;
   await gui.getByRole('button', { name: 'Save' }).click();
-  const login = page.getByRole('form', { name: 'Log in' });
-  await login.waitFor(WAIT);
+  await gui.getByText('Saved.').waitFor(WAIT);
+  const other = await browser.newContext({ viewport: { width: 1280, height: 860 }, colorScheme: 'light' });
+  t.teardown(() => other.close());
+  const stranger = await other.newPage();
+  const strangerProblems: string[] = [];
+  stranger.on('pageerror', (error) => strangerProblems.push(error.message));
+  await stranger.goto(syncd.url);
+  const login = stranger.getByRole('form', { name: 'Log in' });
   await login.getByLabel('User').fill('admin');
   await login.getByLabel('Password').fill('not it');
   await login.getByRole('button', { name: 'Log in' }).click();
   await login.getByRole('alert').filter({ hasText: 'wrong user or password' }).waitFor(WAIT);
-  await shot('login');
+  await shot('login', stranger);
   await login.getByLabel('Password').fill('a long passphrase');
   await login.getByRole('button', { name: 'Log in' }).click();
-  await page.getByRole('link', { name: 'Overview' }).click();
-  await page.getByTestId('my-id').waitFor(WAIT);
-  expecting = undefined;
+  await stranger.getByTestId('my-id').waitFor(WAIT);
   t.ok(
-    (await context.cookies()).some((cookie) => cookie.name.startsWith('sessionid-')),
+    (await other.cookies()).some((cookie) => cookie.name.startsWith('sessionid-')),
     'logged in: a session cookie',
   );
+  t.same(strangerProblems, [], 'no page error in the other browser');
+  await stranger.close();
 
   // A restart: the page goes on without a reload, its event stream with it.
   const before = await syncd.workerPid();

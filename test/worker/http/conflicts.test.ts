@@ -4,7 +4,7 @@ import { mkdir, rm, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { buildApp } from '../../../worker/http/app.ts';
-import { MAX_CONFLICT_COPIES } from '../../../worker/http/routes/conflicts.ts';
+import { MAX_CONFLICT_COPIES } from '../../../worker/http/routes/db.ts';
 import { EventLog } from '../../../worker/events/event-log.ts';
 import { conflictName, conflictOrigin } from '../../../worker/sync/conflicts.ts';
 import { shortIdOf } from '../../../shared/device-id.ts';

@@ -60,6 +60,17 @@ t.test('the GUI files: its page at /, types, ETags, the CSRF cookie and the page
   t.equal(page.headers['x-frame-options'], 'SAMEORIGIN');
   t.equal(page.headers['x-content-type-options'], 'nosniff');
   t.ok(cookieOf(page, csrfCookie), 'the CSRF cookie comes with the page');
+  t.equal(page.headers['cache-control'], 'no-cache', 'asked again at each load');
+  t.match(page.headers['content-security-policy'], /default-src 'self'/);
+  // No GUI password: the token, which any local process can take from a page, lets nobody in.
+  const token = cookieOf(page, csrfCookie) as string;
+  const withToken = await call('GET', '/rest/system/status', {
+    cookie: `${csrfCookie}=${token}`,
+    [`x-csrf-token-${short}`]: token,
+  });
+  t.equal(withToken.statusCode, 403);
+  t.equal(withToken.json().code, 'SYNCD_ERR_API_KEY_NEEDED', 'the page is told to log in with the key');
+  t.equal((await call('GET', '/rest/system/status', { 'x-api-key': testApiKey })).statusCode, 200);
   const script = await call('GET', '/app.js');
   t.match(script.headers['content-type'], /^application\/javascript/);
   t.equal(script.body, 'go()');

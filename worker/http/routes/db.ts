@@ -196,10 +196,28 @@ export async function dbRoutes(app: FastifyInstance, options: DbRouteOptions): P
     const { page, perpage } = paging(request);
     return { folder: id, errors: model.folderErrors(id, { page, perpage }), page, perpage };
   });
+
+  // syncd's own, for its web GUI (Syncthing has neither). What ignore lines would leave out of a folder
+  // before they are saved: the body of POST /rest/db/ignores, read as there.
+  app.post('/rest/syncd/ignores/preview', async (request) => {
+    const { id, model } = folderOf(request);
+    return model.ignoresPreview(id, () => ignoreLines(request.body));
+  });
+  // A folder's conflict copies by the file each is a copy of, from the index. Syncthing's GUI would
+  // read the whole tree (/rest/db/browse?levels=-1): for a large folder, seconds of the worker and
+  // megabytes of JSON for a few names; here the index is sifted for the marker, and the answer stops at
+  // MAX_CONFLICT_COPIES copies (`truncated` then).
+  app.get('/rest/syncd/conflicts', async (request) => {
+    const { id, model } = folderOf(request);
+    return model.conflicts(id, MAX_CONFLICT_COPIES);
+  });
 }
 
+/** Conflict copies listed in one answer, at most: a folder may hold any number of them. */
+export const MAX_CONFLICT_COPIES = 1000;
+
 /** The body of POST /rest/db/ignores (and of syncd's preview of it): {"ignore": [lines of .stignore]}. */
-export function ignoreLines(body: unknown): string[] {
+function ignoreLines(body: unknown): string[] {
   let value: unknown;
   try {
     value = JSON.parse(String(body ?? ''));

@@ -16,6 +16,9 @@ interface GuiFile {
   etag: string;
 }
 
+const CONTENT_SECURITY_POLICY =
+  "default-src 'self'; img-src 'self' data: blob:; object-src 'none'; base-uri 'none'; form-action 'self'";
+
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'application/javascript; charset=utf-8',
@@ -45,8 +48,12 @@ export async function ownGuiRoutes(app: FastifyInstance, options: OwnGuiOptions)
     });
     const file = all.get(path.slice(1) || 'index.html');
     if (!file) throw notFound(request.method, path);
+    // Asked again at each load (the worker keeps them while it runs), sent again only when changed.
+    reply.header('cache-control', 'no-cache').header('etag', file.etag);
+    // The page runs its own script only, and reaches this service only.
+    reply.header('content-security-policy', CONTENT_SECURITY_POLICY);
     if (request.headers['if-none-match'] === file.etag) return reply.code(304).send();
-    return reply.type(file.type).header('etag', file.etag).send(file.body);
+    return reply.type(file.type).send(file.body);
   };
   app.get('/', serve);
   app.get('/*', serve);
@@ -57,7 +64,7 @@ async function readGui(root: string): Promise<Map<string, GuiFile>> {
   if (!names.includes('index.html')) {
     throw new HttpError(
       'SYNCD_ERR_GUI_NOT_BUILT',
-      `syncd's web GUI is not built (no ${join(root, 'index.html')}): run npm run build, or serve another with --gui-assets`,
+      "syncd's web GUI is not built (dist/gui has no index.html): run npm run build, or serve another with --gui-assets",
     );
   }
   const files = new Map<string, GuiFile>();
