@@ -29,7 +29,8 @@ export function DeviceEditor(props: {
   /** The device to edit; a new one without it. */
   device?: DeviceConfiguration;
   /** For a new device: the ID and name to start with (a pending device's). */
-  prefill?: { deviceID: string; name: string };
+  /** A device asking to connect: its ID and name, and where it connected from. */
+  prefill?: { deviceID: string; name: string; address?: string };
   onClose: () => void;
 }) {
   const isNew = !props.device;
@@ -61,7 +62,10 @@ export function DeviceEditor(props: {
     get<DeviceConfiguration>('/rest/config/defaults/device')
       .then((defaults) => {
         setBase(defaults);
-        setAddresses(defaults.addresses.join(', ') || 'dynamic');
+        // Where a device asking to connect came from is where it listens (Syncthing dials from its
+        // listening port): dialed back at once, with discovery off as syncd has it by default.
+        const seen = props.prefill?.address ? [`tcp://${props.prefill.address}`] : [];
+        setAddresses([...seen, ...defaults.addresses].join(', ') || 'dynamic');
         setCompression(defaults.compression);
         setIntroducer(defaults.introducer);
         setAutoAccept(defaults.autoAcceptFolders);

@@ -18,7 +18,9 @@ import { AcceptFolder } from './accept-folder.tsx';
 import { DeviceEditor } from './device-editor.tsx';
 
 export function PendingNotices() {
-  const [adding, setAdding] = useState<{ deviceID: string; name: string } | undefined>(undefined);
+  const [adding, setAdding] = useState<{ deviceID: string; name: string; address: string } | undefined>(
+    undefined,
+  );
   const [accepting, setAccepting] = useState<{ folder: string; label: string; device: string } | undefined>(
     undefined,
   );
@@ -43,7 +45,7 @@ export function PendingNotices() {
               name={device.name}
               address={device.address}
               at={device.time}
-              onAdd={() => setAdding({ deviceID: id, name: device.name })}
+              onAdd={() => setAdding({ deviceID: id, name: device.name, address: device.address })}
             />
           ))}
           {offers.map((offer) => (

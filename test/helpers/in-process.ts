@@ -29,6 +29,7 @@ export const GROUPS: Record<string, string[]> = {
   service: ['process/service'],
   package: ['process/package'],
   browser: ['process/browser'],
+  quick: ['process/quick'],
   rest: [''],
 };
 

@@ -156,7 +156,7 @@ t.test('syncd’s web GUI with a Syncthing peer, from pairing to logging in', { 
   dialog = page.getByRole('dialog', { name: 'Conflicts' });
   await dialog.getByText('No conflicts: the folder has no conflict copies.').waitFor(WAIT);
   await dialog.getByRole('button', { name: 'Close' }).click();
-  // Its address given (it dialed in, so none was known), syncd dials it back at once on resume.
+  // Its listening address given, syncd dials it back at once on resume.
   await laptop.getByRole('button', { name: 'Edit' }).click();
   dialog = page.getByRole('dialog', { name: 'Edit device laptop' });
   await dialog.getByLabel('Addresses').fill(syncthing.listen);

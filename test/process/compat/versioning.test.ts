@@ -3,7 +3,6 @@
 // Syncthing. Every file is checked by SHA-256.
 import { chmod, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileTree, sha } from '../../helpers/file-tree.ts';
 import t from 'tap';
 import { call, startDevice } from '../../helpers/service.ts';
@@ -196,94 +195,3 @@ t.test('trashcan and external versioning act on what Syncthing replaces or delet
   const external = await call(device.syncd, 'GET', '/rest/folder/versions?folder=e');
   t.match([external.status, external.body], [409, { message: /version restoration not supported/ }]);
 });
-
-t.test(
-  'a restore of a file Syncthing replaced archives the current file and wins on both sides',
-  { skip },
-  async (t) => {
-    const dir = t.testdir({ theirs: { 'a.txt': 'first version\n' }, ours: {} });
-    const [theirs, mine] = [join(dir, 'theirs'), join(dir, 'ours')];
-    await mkdir(join(theirs, '.stfolder'));
-    const syncthing = await startSyncthing(t);
-    const device = await startDevice(t);
-    await shareFolder({ syncthing, device, folder: 'docs', theirs, mine });
-    const versioning = { type: 'simple', params: { keep: '5' } };
-    await syncthing.call('PATCH', '/rest/config/folders/docs', { versioning });
-    await device.call('PATCH', '/rest/config/folders/docs', { versioning });
-    await pollUntil('a.txt on syncd', () => readFile(join(mine, 'a.txt'), 'utf8'), 60_000);
-
-    // Syncthing changes a.txt just after a second begins, so that syncd pulls it, archiving the first
-    // version, and the restore below comes within that second, as a user's quick restore does: the
-    // current file is then archived under the very name of the version restored.
-    await sleep(1000 - (Date.now() % 1000));
-    await writeFile(join(theirs, 'a.txt'), 'second version\n');
-    await syncthing.call('POST', '/rest/db/scan?folder=docs&sub=a.txt');
-    type Listed = Record<string, Array<{ versionTime: string; modTime: string; size: number }>>;
-    const listed = await pollUntil(
-      'the first version kept on syncd',
-      async () => {
-        const versions = (await device.call('GET', '/rest/folder/versions?folder=docs')) as Listed;
-        return versions['a.txt']?.length === 1 && versions;
-      },
-      60_000,
-      10,
-    );
-    t.equal(await readFile(join(mine, 'a.txt'), 'utf8'), 'second version\n');
-    const versionTime = listed['a.txt']?.[0]?.versionTime as string;
-    const asked = Date.now();
-    t.same(
-      await device.call('POST', '/rest/folder/versions?folder=docs', { 'a.txt': versionTime }),
-      {},
-      'no failure',
-    );
-    t.comment(`restored ${asked - Date.parse(versionTime)} ms after the version's second began`);
-
-    // At once: the chosen version in place, the current file kept as a new version.
-    t.equal(await readFile(join(mine, 'a.txt'), 'utf8'), 'first version\n', 'the version is back');
-    const kept = await tree(join(mine, '.stversions'));
-    t.same(Object.values(kept), [sha('second version\n')], 'the replaced file is the one version kept');
-    t.match(Object.keys(kept), [new RegExp(`^a~${TAG}\\.txt$`)]);
-    const after = (await device.call('GET', '/rest/folder/versions?folder=docs')) as Listed;
-    t.match(after, { 'a.txt': [{ size: 15 }] });
-    t.equal(after['a.txt']?.length, 1);
-
-    // The restore is scanned with this device's counter bumped: it wins, Syncthing takes it (keeping
-    // its own second version), and nothing brings the second version back here.
-    await pollUntil(
-      'the restored a.txt on Syncthing',
-      async () => (await readFile(join(theirs, 'a.txt'), 'utf8')) === 'first version\n',
-      60_000,
-    );
-    const files = (tree: Record<string, string>) =>
-      Object.fromEntries(Object.entries(tree).filter(([name]) => !name.startsWith('.stversions/')));
-    await pollUntil('both in sync', async () => {
-      const [ours, theirsNow] = await Promise.all([
-        device.call('GET', '/rest/db/status?folder=docs') as Promise<{ needFiles: number; state: string }>,
-        syncthing.call<{ needFiles: number; state: string }>('GET', '/rest/db/status?folder=docs'),
-      ]);
-      return (
-        ours.needFiles === 0 &&
-        theirsNow.needFiles === 0 &&
-        theirsNow.state === 'idle' &&
-        ours.state === 'idle'
-      );
-    });
-    t.same(files(await tree(mine)), { 'a.txt': sha('first version\n') }, 'syncd: the restored file alone');
-    t.same(
-      files(await tree(theirs)),
-      { 'a.txt': sha('first version\n') },
-      'Syncthing: the same, no conflict',
-    );
-    const known = await syncthing.call<{ global: { modifiedBy: string } }>(
-      'GET',
-      '/rest/db/file?folder=docs&file=a.txt',
-    );
-    t.equal(known.global.modifiedBy, device.id.slice(0, 7), "Syncthing's global version is syncd's");
-    t.same(
-      Object.values(await tree(join(theirs, '.stversions'))),
-      [sha('second version\n')],
-      'Syncthing kept the version the restore replaced',
-    );
-    t.same(Object.values(await tree(join(mine, '.stversions'))), [sha('second version\n')], 'as syncd did');
-  },
-);

@@ -26,7 +26,7 @@ async function setup(t: Test, tree: NonNullable<Parameters<Test['testdir']>[0]>)
   t.teardown(() => app.close());
   const call = injector(app);
   await call('POST', '/rest/db/scan?folder=f');
-  return { data, call };
+  return { data, call, model: service.model };
 }
 
 t.test('the copies beside their originals, with size, time and the device in their names', async (t) => {
@@ -94,16 +94,19 @@ t.test('a folder with no copies, and unknown folders', async (t) => {
   t.equal((await call('GET', '/rest/syncd/conflicts')).status, 404, 'no folder given');
 });
 
-t.test(`at most ${MAX_CONFLICT_COPIES} copies in an answer`, async (t) => {
-  const { data, call } = await setup(t, { 'a.txt': 'a' });
+t.test(`at most a bound of copies in an answer (${MAX_CONFLICT_COPIES} for the route)`, async (t) => {
+  const { data, call, model } = await setup(t, { 'a.txt': 'a' });
   await mkdir(join(data, 'many'));
-  const stamps = Array.from({ length: MAX_CONFLICT_COPIES + 1 }, (_, i) => new Date(2026, 0, 1, 0, 0, i));
+  const stamps = Array.from({ length: 12 }, (_, i) => new Date(2026, 0, 1, 0, 0, i));
   for (const stamp of stamps) await writeFile(join(data, conflictName('many/x.bin', 1n << 40n, stamp)), '');
   await call('POST', '/rest/db/scan?folder=f');
+  // The bound's logic at a smaller bound than the route's, which would take a thousand files.
+  const bounded = model.conflicts('f', 10);
+  t.equal(bounded.truncated, true);
+  t.equal(bounded.conflicts.length, 1);
+  t.equal(bounded.conflicts[0]?.copies.length, 10);
   const answer = (await call('GET', '/rest/syncd/conflicts?folder=f')).json();
-  t.equal(answer.truncated, true);
-  t.equal(answer.conflicts.length, 1);
-  t.equal(answer.conflicts[0].copies.length, MAX_CONFLICT_COPIES);
+  t.same([answer.truncated, answer.conflicts[0].copies.length], [false, 12], 'under the route’s bound, all');
 });
 
 t.test('what a conflict copy’s name tells', async (t) => {

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { EventLog } from '../../../worker/events/event-log.ts';
 import { buildApp } from '../../../worker/http/app.ts';
-import { LOOKED_AT_MOST, SHOWN_IGNORED } from '../../../worker/scanner/ignore-preview.ts';
+import { LOOKED_AT_MOST, previewIgnores, SHOWN_IGNORED } from '../../../worker/scanner/ignore-preview.ts';
+import { Ignores } from '../../../worker/scanner/ignores.ts';
 import { appOptions, injector } from '../../helpers/app.ts';
 import { localConfig, testConfiguration } from '../../helpers/config.ts';
 import { heldService } from '../../helpers/held-service.ts';
@@ -132,23 +133,27 @@ t.test(
   },
 );
 
-t.test(`the walk stops after ${LOOKED_AT_MOST} names, and lists ${SHOWN_IGNORED}`, async (t) => {
-  const { home, preview } = await setup(t);
-  const big = join(home, 'big');
-  const perDirectory = 1000;
-  for (let d = 0; d * perDirectory < LOOKED_AT_MOST + 50; d++) {
-    const dir = join(big, `d${String(d).padStart(2, '0')}`);
-    await mkdir(dir);
-    await Promise.all(Array.from({ length: perDirectory }, (_, i) => writeFile(join(dir, `${i}.x`), '')));
-  }
-  // A paused folder is previewed too: the walk reads only.
-  const answer = (await preview(['*.x'], 'big')).json();
-  t.equal(answer.scanned, LOOKED_AT_MOST);
-  t.equal(answer.truncated, true);
-  t.equal(answer.ignored.length, SHOWN_IGNORED);
-  t.equal(answer.total, LOOKED_AT_MOST - 20, 'every name looked at but the 20 directories');
-  t.equal(answer.ignored[0], 'd00/0.x');
-});
+t.test(
+  `the walk stops at its bound (${LOOKED_AT_MOST} names for the route), and lists ${SHOWN_IGNORED}`,
+  async (t) => {
+    // The bound's logic at a tenth of the route's: 2,200 names made, not 20,050.
+    const limit = 2000;
+    const root = t.testdir({});
+    for (let d = 0; d < 22; d++) {
+      const dir = join(root, `d${String(d).padStart(2, '0')}`);
+      await mkdir(dir);
+      await Promise.all(Array.from({ length: 100 }, (_, i) => writeFile(join(dir, `${i}.x`), '')));
+    }
+    const answer = await previewIgnores(root, await Ignores.parse(['*.x'], root), { limit });
+    t.equal(answer.scanned, limit);
+    t.equal(answer.truncated, true);
+    t.equal(answer.ignored.length, SHOWN_IGNORED);
+    t.equal(answer.total, limit - 20, 'every name looked at but the 20 directories');
+    t.equal(answer.ignored[0], 'd00/0.x');
+    const all = await previewIgnores(root, await Ignores.parse(['*.x'], root));
+    t.same([all.scanned, all.truncated], [2222, false], 'under the route’s bound, everything');
+  },
+);
 
 t.test(
   'nothing is written: no rename to NFC, no temporary removed, no .stignore, no index change',

@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import t from 'tap';
-import { startService } from '../helpers/service.ts';
+import { startService } from '../../helpers/service.ts';
 
 // 5,000 generated requests over raw sockets (FUZZ_COUNT=n for a longer run), from a seeded generator so
 // that a failure can be replayed (FUZZ_SEED=n). Afterwards the same worker serves, nothing answered 5xx,

@@ -1,7 +1,7 @@
 import getPort from 'get-port';
 import t from 'tap';
-import { runCli } from '../../scripts/cli/run.ts';
-import { call, isAlive, type Service, startService, tryConnect, waitFor } from '../helpers/service.ts';
+import { runCli } from '../../../scripts/cli/run.ts';
+import { call, isAlive, type Service, startService, tryConnect, waitFor } from '../../helpers/service.ts';
 
 // One service for the tests that leave it running as they found it; the others start their own.
 let shared: Promise<Service> | undefined;

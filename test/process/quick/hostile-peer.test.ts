@@ -20,7 +20,7 @@ import {
 import { join } from 'node:path';
 import { create, toBinary } from '@bufbuild/protobuf';
 import t, { type Test } from 'tap';
-import { shortIdOf } from '../../shared/device-id.ts';
+import { shortIdOf } from '../../../shared/device-id.ts';
 import {
   ClusterConfigSchema,
   ErrorCode,
@@ -28,8 +28,8 @@ import {
   FileInfoType,
   IndexUpdateSchema,
   RequestSchema,
-} from '../../worker/bep/bep_pb.ts';
-import { newTestDevice } from '../helpers/device.ts';
+} from '../../../worker/bep/bep_pb.ts';
+import { newTestDevice } from '../../helpers/device.ts';
 import {
   deletedFilesIndex,
   emptyFilesIndex,
@@ -39,8 +39,8 @@ import {
   shareWithHostile,
   sha256,
   watchWorker,
-} from '../helpers/hostile-peer.ts';
-import { api, call, startService, waitFor } from '../helpers/service.ts';
+} from '../../helpers/hostile-peer.ts';
+import { api, call, startService, waitFor } from '../../helpers/service.ts';
 
 const FOLDER = 'shared';
 const MiB = 2 ** 20;

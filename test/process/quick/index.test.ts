@@ -4,8 +4,8 @@ import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import t from 'tap';
-import { runCli } from '../../scripts/cli/run.ts';
-import { call, startService, waitFor } from '../helpers/service.ts';
+import { runCli } from '../../../scripts/cli/run.ts';
+import { call, startService, waitFor } from '../../helpers/service.ts';
 
 // Enough to take a good part of a second to index: the worker is killed after the first batch of 500.
 const FILES = 3000;
