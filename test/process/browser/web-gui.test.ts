@@ -78,6 +78,14 @@ t.test('syncd’s web GUI with a Syncthing peer, from pairing to logging in', { 
   await keyLogin.getByLabel('API key').fill(syncd.apiKey);
   await keyLogin.getByRole('button', { name: 'Log in' }).click();
   expecting = undefined;
+  // The link `npm start` prints logs a browser in by itself, and leaves no key in the address.
+  const linked = await browser.newContext();
+  t.teardown(() => linked.close());
+  const byLink = await linked.newPage();
+  await byLink.goto(`${syncd.url}/#key=${encodeURIComponent(syncd.apiKey)}`);
+  await byLink.getByTestId('my-id').filter({ hasText: device.id }).waitFor(WAIT);
+  t.notMatch(byLink.url(), /key=/, 'the key taken off the address');
+  await linked.close();
   await page.getByTestId('my-id').filter({ hasText: device.id }).waitFor(WAIT);
   await page.getByRole('button', { name: 'Show ID' }).click();
   const qr = page.getByRole('img', { name: 'QR code of the device ID' });
