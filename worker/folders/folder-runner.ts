@@ -449,7 +449,9 @@ export class FolderRunner {
     };
     const rehash = this.#rehash;
     this.#rehash = new Set();
-    const firstScan = db.folder(folder.id).sequence === 0;
+    // What the first scan of the folder's index finds was there before: no change to tell. An empty
+    // folder's index stays empty after it, so this runner remembers that it has scanned.
+    const firstScan = !this.#scannedOnce && db.folder(folder.id).sequence === 0;
     const started = Date.now();
     let lastProgress = 0;
     // Syncthing's scanProgressIntervalS: 0 is every 2 s, a negative number none.
