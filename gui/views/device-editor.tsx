@@ -4,11 +4,11 @@
 // folders shared with it (each folder's device list). A new device starts from the defaults
 // (GET /rest/config/defaults/device), as in Syncthing.
 import { useEffect, useState } from 'preact/hooks';
-import { get, messageOf, post, put } from '../api.ts';
+import { get, messageOf, patch, post } from '../api.ts';
 import { shortId } from '../format.ts';
 import { ErrorText, Field, Modal, SaveCancel } from '../parts/ui.tsx';
 import { config, myID, pendingDevices, refreshConfig } from '../store.ts';
-import type { DeviceConfiguration } from '../types.ts';
+import type { DeviceConfiguration, FolderConfiguration } from '../types.ts';
 
 const CHECK_DELAY_MS = 300;
 
@@ -113,9 +113,9 @@ export function DeviceEditor(props: {
     setSaving(true);
     setSaveError('');
     try {
-      const device: DeviceConfiguration = {
-        ...base,
-        deviceID,
+      // Only what this dialog edits is sent for a device that exists (PATCH), and each folder's device
+      // list is edited as it is now: a change made elsewhere while the dialog was open is kept.
+      const edited = {
         name: name.trim(),
         addresses: addresses.split(/[\s,]+/).filter(Boolean),
         compression,
@@ -123,17 +123,19 @@ export function DeviceEditor(props: {
         autoAcceptFolders: autoAccept,
         paused,
       };
-      if (device.addresses.length === 0) device.addresses = ['dynamic'];
-      if (isNew) await post('/rest/config/devices', device);
-      else await put(`/rest/config/devices/${encodeURIComponent(deviceID)}`, device);
-      // Then the folders whose sharing changed, each with its device list edited.
-      for (const folder of config.value?.folders ?? []) {
+      if (edited.addresses.length === 0) edited.addresses = ['dynamic'];
+      const path = `/rest/config/devices/${encodeURIComponent(deviceID)}`;
+      if (isNew) await post('/rest/config/devices', { ...base, ...edited, deviceID });
+      else await patch(path, edited);
+      for (const { id } of config.value?.folders ?? []) {
+        const folderPath = `/rest/config/folders/${encodeURIComponent(id)}`;
+        const folder = await get<FolderConfiguration>(folderPath);
         const has = folder.devices.some((entry) => entry.deviceID === deviceID);
-        if (has === shared.has(folder.id)) continue;
+        if (has === shared.has(id)) continue;
         const devices = has
           ? folder.devices.filter((entry) => entry.deviceID !== deviceID)
           : [...folder.devices, { deviceID, introducedBy: '', encryptionPassword: '' }];
-        await put(`/rest/config/folders/${encodeURIComponent(folder.id)}`, { ...folder, devices });
+        await patch(folderPath, { devices });
       }
       await refreshConfig();
       props.onClose();

@@ -3,7 +3,7 @@
 // folder (a new one starts from the configuration's defaults for folders), then its ignore patterns;
 // what the service refuses is shown beside Save in its words, and the dialog stays open.
 import { useEffect, useState } from 'preact/hooks';
-import { get, messageOf, patch, post, put } from '../api.ts';
+import { get, messageOf, patch, post } from '../api.ts';
 import { Field, Modal, SaveCancel, Tabs } from '../parts/ui.tsx';
 import { config, deviceName, myID, otherDevices, refreshConfig } from '../store.ts';
 import type { FolderConfiguration } from '../types.ts';
@@ -19,6 +19,7 @@ export function FolderEditor(props: { folder?: FolderConfiguration; onClose: () 
   const [created, setCreated] = useState(false);
   const adding = !props.folder && !created;
   const [tab, setTab] = useState<Tab>('General');
+  const [edits, setEdits] = useState<Partial<FolderConfiguration>>({});
   const [draft, setDraft] = useState<FolderConfiguration | undefined>(
     props.folder && structuredClone(props.folder),
   );
@@ -77,8 +78,12 @@ export function FolderEditor(props: { folder?: FolderConfiguration; onClose: () 
     );
   }
 
-  const change = (fields: Partial<FolderConfiguration>) =>
+  // What this dialog changed, which is all a save of an existing folder sends (PATCH): a change made
+  // elsewhere while it was open (a pause, a device shared) is kept.
+  const change = (fields: Partial<FolderConfiguration>) => {
     setDraft((current) => current && { ...current, ...fields });
+    setEdits((current) => ({ ...current, ...fields }));
+  };
   // Syncthing's GUI proposes the default path joined with the label until a path is typed.
   const setLabel = (label: string) =>
     change({
@@ -113,7 +118,7 @@ export function FolderEditor(props: { folder?: FolderConfiguration; onClose: () 
       if (adding) {
         await post('/rest/config/folders', folder);
         setCreated(true);
-      } else await put(`/rest/config/folders/${id}`, folder);
+      } else if (Object.keys(edits).length > 0) await patch(`/rest/config/folders/${id}`, edits);
       if (writeIgnores) {
         await post('/rest/db/ignores', { ignore: lines }, { folder: draft.id });
         setIgnoresRead(ignores);
