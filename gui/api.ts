@@ -80,11 +80,27 @@ export function url(path: string, query: Query = {}): string {
 }
 
 /** Calls the service; resolves to the parsed JSON answer (undefined for an empty one). */
-export async function call<T>(
-  method: string,
-  path: string,
-  options: { query?: Query; body?: unknown; signal?: AbortSignal; text?: boolean; blob?: boolean } = {},
-): Promise<T> {
+interface CallOptions {
+  query?: Query;
+  body?: unknown;
+  signal?: AbortSignal;
+  text?: boolean;
+  blob?: boolean;
+}
+
+export async function call<T>(method: string, path: string, options: CallOptions = {}): Promise<T> {
+  try {
+    return await callOnce<T>(method, path, options);
+  } catch (error) {
+    // A CSRF token expired (they last 30 days) while the page stayed open: a page's load gives a new
+    // one, and the call is made again, once, rather than refused until the client is locked out.
+    if (!(error instanceof ApiError) || error.code !== 'SYNCD_ERR_UNAUTHORIZED' || storedKey()) throw error;
+    await fetch('/', { credentials: 'same-origin' }).catch(() => undefined);
+    return callOnce<T>(method, path, options);
+  }
+}
+
+async function callOnce<T>(method: string, path: string, options: CallOptions): Promise<T> {
   let response: Response;
   try {
     const key = storedKey();

@@ -301,6 +301,16 @@ t.test('syncd’s web GUI with a Syncthing peer, from pairing to logging in', { 
     (await other.cookies()).some((cookie) => cookie.name.startsWith('sessionid-')),
     'logged in: a session cookie',
   );
+  // Its CSRF token gone (as one expires after 30 days in a page left open): the page gets a new one
+  // and goes on, rather than being refused until locked out.
+  const csrf = (await other.cookies()).find((cookie) => cookie.name.startsWith('CSRF-Token-'));
+  await other.clearCookies({ name: csrf?.name ?? '' });
+  await stranger.getByRole('link', { name: 'Log' }).click();
+  await stranger.getByRole('log', { name: 'Log lines' }).filter({ hasText: 'My ID' }).waitFor(WAIT);
+  t.ok(
+    (await other.cookies()).some((cookie) => cookie.name === csrf?.name),
+    'a new token',
+  );
   t.same(strangerProblems, [], 'no page error in the other browser');
   await stranger.close();
 
