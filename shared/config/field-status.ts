@@ -114,10 +114,12 @@ export const GUI_FIELDS: Table<typeof GUI_DEFAULTS> = {
   useTLS: acts(),
   apiKey: acts(),
   insecureAdminAccess: refused('without a GUI password the GUI answers this machine only'),
-  theme: acts('the theme folder of --gui-assets served first'),
+  theme: acts(
+    "the theme folder of --gui-assets served first; syncd's own GUI follows the system's light or dark",
+  ),
   debugging: acts('/rest/debug: file, peerCompletion, cpuprof, heapprof (V8 formats)'),
   insecureSkipHostcheck: refused('the Host check is set with --allowed-hosts'),
-  insecureAllowFrameLoading: acts('pages of --gui-assets go without X-Frame-Options: SAMEORIGIN'),
+  insecureAllowFrameLoading: acts("the GUI's pages go without X-Frame-Options: SAMEORIGIN"),
 };
 
 export const LDAP_FIELDS: Table<typeof LDAP_DEFAULTS> = {
