@@ -76,6 +76,9 @@ export const ownDevice = computed(() =>
   config.value?.devices.find((device) => device.deviceID === myID.value),
 );
 
+/** Whether a flag of syncd's decides configuration field `name` (`gui.apiKey`…): changing it acts not. */
+export const overridden = (name: string) => status.value?.overrides?.[name] === true;
+
 /** A device's name as configured, else the start of its ID. */
 export function deviceName(id: string): string {
   const device = config.value?.devices.find((candidate) => candidate.deviceID === id);

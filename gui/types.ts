@@ -22,6 +22,8 @@ export interface SystemStatus {
   startTime: string;
   uptime: number;
   guiAddressUsed: string;
+  /** Configuration fields a flag of syncd's decides while it runs, by their Syncthing names. */
+  overrides?: Record<string, boolean>;
   connectionServiceStatus: Record<
     string,
     { error: string | null; lanAddresses: string[]; wanAddresses: string[] }

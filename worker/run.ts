@@ -174,6 +174,14 @@ export function runWorker(
         whenHeld: (ms) => service.whenHeld(ms),
         reset: (folder) => requestReset(init.home, folder),
         guiAddressOverridden: init.overridden.guiAddress,
+        // By Syncthing's field names: what changing them would not change while these flags are given.
+        overrides: {
+          'gui.address': init.overridden.guiAddress,
+          'gui.apiKey': init.overridden.apiKey,
+          'gui.useTLS': init.overridden.tls,
+          'options.localAnnounceEnabled': init.announce.local !== null,
+          'options.globalAnnounceEnabled': init.announce.global !== null,
+        },
         // gui.useTLS applies at the next start of the service, unless a flag decides it, and
         // options.setLowPriority at the next start of the worker.
         requiresRestart: () =>

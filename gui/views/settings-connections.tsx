@@ -3,7 +3,7 @@
 // none (options.natEnabled is refused), so it is not offered.
 import { Badge, Field } from '../parts/ui.tsx';
 import { patch } from '../api.ts';
-import { status } from '../store.ts';
+import { overridden, status } from '../store.ts';
 import { Check, SaveBar, listOf, listText, useSettingsForm } from './settings-form.tsx';
 
 const NUMBERS = ['maxRecvKbps', 'maxSendKbps', 'reconnectionIntervalS'] as const;
@@ -89,7 +89,12 @@ export function ConnectionSettings() {
         label="Global discovery"
         checked={value.globalAnnounceEnabled}
         onChange={(checked) => set('globalAnnounceEnabled', checked)}
-        hint="Announce this device to the discovery servers and ask them where others are."
+        disabled={overridden('options.globalAnnounceEnabled')}
+        hint={
+          overridden('options.globalAnnounceEnabled')
+            ? 'Decided by --global-announce (or SYNCD_GLOBAL_ANNOUNCE) while syncd runs with it.'
+            : 'Announce this device to the discovery servers and ask them where others are.'
+        }
       />
       <Field label="Global discovery servers" hint="Comma-separated URLs; default is Syncthing's servers.">
         <input
@@ -103,7 +108,12 @@ export function ConnectionSettings() {
         label="Local discovery"
         checked={value.localAnnounceEnabled}
         onChange={(checked) => set('localAnnounceEnabled', checked)}
-        hint="Announce this device on the local network and find others there."
+        disabled={overridden('options.localAnnounceEnabled')}
+        hint={
+          overridden('options.localAnnounceEnabled')
+            ? 'Decided by --local-announce (or SYNCD_LOCAL_ANNOUNCE) while syncd runs with it.'
+            : 'Announce this device on the local network and find others there.'
+        }
       />
       <Check
         label="Enable relaying"

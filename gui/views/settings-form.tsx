@@ -106,6 +106,8 @@ export function Check(props: {
   checked: boolean;
   onChange: (checked: boolean) => void;
   hint?: ComponentChildren;
+  /** A flag decides the field while syncd runs: it is shown, not changed. */
+  disabled?: boolean;
 }) {
   return (
     <div class="field">
@@ -113,6 +115,7 @@ export function Check(props: {
         <input
           type="checkbox"
           checked={props.checked}
+          disabled={props.disabled}
           onChange={(event) => props.onChange(event.currentTarget.checked)}
         />
         {props.label}

@@ -4,7 +4,7 @@
 // hashed by the service.
 import { get, patch } from '../api.ts';
 import { ActionButton, CopyButton, Field } from '../parts/ui.tsx';
-import { config, refreshConfig, status } from '../store.ts';
+import { config, overridden, refreshConfig, status } from '../store.ts';
 import { Check, SaveBar, useSettingsForm } from './settings-form.tsx';
 
 export function GuiSettings() {
@@ -20,7 +20,7 @@ export function GuiSettings() {
       const body: Record<string, unknown> = { ...changed };
       if (body.password === '') delete body.password;
       await patch('/rest/config/gui', body);
-      if (changed.address !== undefined && !overridden()) {
+      if (changed.address !== undefined && !overridden('gui.address')) {
         const at = newLocation(changed.address);
         return (
           <>
@@ -39,7 +39,7 @@ export function GuiSettings() {
         <Field
           label="GUI listen address"
           hint={
-            overridden()
+            overridden('gui.address')
               ? `syncd was started with --address (or SYNCD_ADDRESS), which wins: it listens at ${status.value?.guiAddressUsed} until started without it.`
               : 'Saving a new address moves this page there at once: this page stops answering, open the new address.'
           }
@@ -78,7 +78,12 @@ export function GuiSettings() {
           label="Use HTTPS for GUI"
           checked={value.useTLS}
           onChange={(checked) => set('useTLS', checked)}
-          hint="Takes effect at the next restart; the page is then at https://."
+          disabled={overridden('gui.useTLS')}
+          hint={
+            overridden('gui.useTLS')
+              ? 'Decided by --tls (or --tls-cert) while syncd runs with it: start it without to choose here.'
+              : 'Takes effect at the next restart; the page is then at https://.'
+          }
         />
         <Check
           label="Enable debugging endpoints"
@@ -99,6 +104,17 @@ export function GuiSettings() {
  */
 function ApiKey() {
   const key = config.value?.gui.apiKey ?? '';
+  if (overridden('gui.apiKey')) {
+    return (
+      <section class="field api-key">
+        <h3 id="api-key">API key</h3>
+        <span class="hint">
+          Given by --api-key (or SYNCD_API_KEY) while syncd runs with it: the key in config.json is not used
+          then, and is not shown or changed here.
+        </span>
+      </section>
+    );
+  }
   return (
     <section class="field api-key">
       <h3 id="api-key">API key</h3>
@@ -125,9 +141,6 @@ function ApiKey() {
     </section>
   );
 }
-
-const overridden = () =>
-  (status.value as { guiAddressOverridden?: boolean } | undefined)?.guiAddressOverridden === true;
 
 /**
  * Where the page is once the GUI listens at `address` (HTTPS changes only at a restart): an address of

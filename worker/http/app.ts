@@ -66,6 +66,8 @@ export interface AppOptions {
   config?: WorkerConfig;
   requiresRestart?: () => boolean;
   guiAddressOverridden?: boolean;
+  /** Configuration fields a flag decides (the status tells them, for the GUI to say so). */
+  overrides?: Record<string, boolean>;
   /** The key the web GUI's CSRF tokens and sessions are made under (see gui-auth.ts); none: no GUI login. */
   guiSecret?: Buffer | string;
   /** A folder of web GUI files served at /: dist/gui (syncd's own), or that of --gui-assets. */

@@ -276,6 +276,9 @@ t.test('syncd’s web GUI with a Syncthing peer, from pairing to logging in', { 
   // A user and password set in Settings › GUI: a browser without the key is then asked for them,
   // refused a wrong one with the service's words, and let in with the right one.
   await page.getByRole('tab', { name: 'GUI' }).click();
+  // The harness gives the key by SYNCD_API_KEY: the page says so, and offers no key that would not act.
+  await page.getByText('Given by --api-key (or SYNCD_API_KEY)').waitFor(WAIT);
+  t.equal(await page.getByRole('button', { name: 'Generate new' }).count(), 0, 'no new key offered');
   const gui = page.getByRole('form', { name: 'GUI settings' });
   await gui.getByLabel('GUI authentication user').fill('admin');
   await gui.getByLabel('GUI authentication password').fill('a long passphrase');

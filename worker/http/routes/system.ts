@@ -43,6 +43,8 @@ interface SystemRouteOptions extends FastifyPluginOptions {
   config?: WorkerConfig;
   /** Whether a flag or variable decides the GUI address rather than the configuration. */
   guiAddressOverridden?: boolean;
+  /** Configuration fields a flag or the environment decides while the service runs. */
+  overrides?: Record<string, boolean>;
   /** The model (the devices' connections among it), while this worker holds the service. */
   model?: () => SyncModel | undefined;
   /** Records a reset of a folder's index (every folder's when undefined), carried out after a restart. */
@@ -131,6 +133,7 @@ export async function systemRoutes(app: FastifyInstance, options: SystemRouteOpt
       uptime: Math.floor((Date.now() - status.startTime.getTime()) / 1000),
       guiAddressUsed: status.address,
       guiAddressOverridden: options.guiAddressOverridden ?? false,
+      overrides: options.overrides ?? {},
       memory: { rss: memory.rss, heapUsed: memory.heapUsed },
       supervisor,
       // For the GUI's CPU and memory of both processes: CPU seconds read twice make a percentage.
