@@ -7,15 +7,8 @@ export type {
   GuiConfiguration,
   OptionsConfiguration,
 } from '../shared/config/defaults.ts';
-export type { RecentError } from '../shared/api-types.ts';
-
-export interface ProcessUsage {
-  pid: number;
-  /** CPU time used since the process started, in seconds. */
-  cpuSeconds: number;
-  /** Resident memory, in bytes. */
-  rss: number;
-}
+export type { ConflictCopies, IgnorePreview, ProcessUsage, RecentError } from '../shared/api-types.ts';
+import type { ProcessUsage } from '../shared/api-types.ts';
 
 export interface SystemStatus {
   myID: string;

@@ -8,25 +8,11 @@ import { get, messageOf } from '../api.ts';
 import { bytes, count, time } from '../format.ts';
 import { ActionButton, Button, ErrorText, Modal } from '../parts/ui.tsx';
 import { config, myID } from '../store.ts';
-import type { FolderConfiguration } from '../types.ts';
+import type { ConflictCopies, FolderConfiguration } from '../types.ts';
 
-interface Copy {
-  name: string;
-  size: number;
-  modified: string;
-  device: string;
-}
-
-interface Conflict {
-  original: string;
-  current: { size: number; modified: string } | null;
-  copies: Copy[];
-}
-
-interface Conflicts {
-  conflicts: Conflict[];
-  truncated: boolean;
-}
+type Conflicts = ConflictCopies;
+type Conflict = Conflicts['conflicts'][number];
+type Copy = Conflict['copies'][number];
 
 export function ConflictsDialog(props: { folder: FolderConfiguration; onClose: () => void }) {
   const id = props.folder.id;

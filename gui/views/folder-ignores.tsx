@@ -5,13 +5,9 @@ import { useEffect, useState } from 'preact/hooks';
 import { call, messageOf } from '../api.ts';
 import { count } from '../format.ts';
 import { Field } from '../parts/ui.tsx';
+import type { IgnorePreview } from '../types.ts';
 
-interface Preview {
-  ignored: string[];
-  total: number;
-  scanned: number;
-  truncated: boolean;
-}
+type Preview = IgnorePreview;
 
 const DEBOUNCE_MS = 300;
 

@@ -1,12 +1,5 @@
 import { readFile } from 'node:fs/promises';
-
-export interface ProcessUsage {
-  pid: number;
-  /** CPU time used since the process started (user and system), in seconds. */
-  cpuSeconds: number;
-  /** Resident memory, in bytes. */
-  rss: number;
-}
+import type { ProcessUsage } from '../../shared/api-types.ts';
 
 // Linux's USER_HZ, the unit of /proc/PID/stat's times: 100 on every architecture Node runs on there.
 const TICKS_PER_SECOND = 100;

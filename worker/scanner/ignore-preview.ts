@@ -1,17 +1,9 @@
+import type { IgnorePreview } from '../../shared/api-types.ts';
 import type { Ignores } from './ignores.ts';
 import { walk } from './walk.ts';
 
 /** What a set of ignore patterns would leave out of a folder, for the web GUI's ignore editor. */
-export interface IgnorePreview {
-  /** The ignored names, in walk order, the first SHOWN_IGNORED of them. */
-  ignored: string[];
-  /** How many names the walk found ignored. */
-  total: number;
-  /** How many names the walk looked at, ignored or not. */
-  scanned: number;
-  /** The walk stopped at LOOKED_AT_MOST names: the folder holds more. */
-  truncated: boolean;
-}
+export type { IgnorePreview };
 
 /** Names looked at before a preview stops: a large folder is previewed in part, quickly. */
 export const LOOKED_AT_MOST = 20_000;

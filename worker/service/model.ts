@@ -1,3 +1,4 @@
+import type { ConflictCopies } from '../../shared/api-types.ts';
 import type { FileRecord } from '../records/file-record.ts';
 import type { IgnorePreview } from '../scanner/ignore-preview.ts';
 
@@ -123,16 +124,7 @@ export interface TreeEntry {
 }
 
 /** Conflict copies by the file they were made of, as GET /rest/syncd/conflicts answers them. */
-export interface ConflictCopies {
-  conflicts: Array<{
-    original: string;
-    /** The original as this device's index has it now; null when it is gone. */
-    current: { size: number; modified: string } | null;
-    /** `device`: the short ID in the copy's name, of the device whose version won ('' without one). */
-    copies: Array<{ name: string; size: number; modified: string; device: string }>;
-  }>;
-  truncated: boolean;
-}
+export type { ConflictCopies };
 
 export interface Completion {
   completion: number;
