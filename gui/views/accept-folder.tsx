@@ -19,7 +19,8 @@ export function AcceptFolder(props: { folder: string; label: string; device: str
     get<FolderConfiguration>('/rest/config/defaults/folder')
       .then((answer) => {
         setDefaults(answer);
-        setPath(joinPath(answer.path, [props.label, props.folder]));
+        // A path typed before the defaults came stays: only an empty field is filled in.
+        setPath((typed) => typed || joinPath(answer.path, [props.label, props.folder]));
       })
       .catch((error: unknown) => setLoadError(messageOf(error)));
   }, []);
