@@ -3,7 +3,7 @@
 // to connect offered; its name, addresses, compression, introducer, auto accept, pause, and the
 // folders shared with it (each folder's device list). A new device starts from the defaults
 // (GET /rest/config/defaults/device), as in Syncthing.
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { get, messageOf, patch, post } from '../api.ts';
 import { shortId } from '../format.ts';
 import { ErrorText, Field, Modal, SaveCancel } from '../parts/ui.tsx';
@@ -44,6 +44,12 @@ export function DeviceEditor(props: {
   const [introducer, setIntroducer] = useState(props.device?.introducer ?? false);
   const [autoAccept, setAutoAccept] = useState(props.device?.autoAcceptFolders ?? false);
   const [paused, setPaused] = useState(props.device?.paused ?? false);
+  // The fields the user changed, which the defaults, arriving later, leave alone.
+  const touched = useRef(new Set<string>());
+  const touch = <T,>(field: string, set: (value: T) => void, value: T) => {
+    touched.current.add(field);
+    set(value);
+  };
   const folders = config.value?.folders ?? [];
   const [shared, setShared] = useState(
     () =>
@@ -65,11 +71,13 @@ export function DeviceEditor(props: {
         // Where a device asking to connect came from is where it listens (Syncthing dials from its
         // listening port): dialed back at once, with discovery off as syncd has it by default.
         const seen = props.prefill?.address ? [`tcp://${props.prefill.address}`] : [];
-        setAddresses([...seen, ...defaults.addresses].join(', ') || 'dynamic');
-        setCompression(defaults.compression);
-        setIntroducer(defaults.introducer);
-        setAutoAccept(defaults.autoAcceptFolders);
-        setPaused(defaults.paused);
+        // What was changed before the defaults came stays as it was changed.
+        const fresh = (field: string) => !touched.current.has(field);
+        if (fresh('addresses')) setAddresses([...seen, ...defaults.addresses].join(', ') || 'dynamic');
+        if (fresh('compression')) setCompression(defaults.compression);
+        if (fresh('introducer')) setIntroducer(defaults.introducer);
+        if (fresh('autoAccept')) setAutoAccept(defaults.autoAcceptFolders);
+        if (fresh('paused')) setPaused(defaults.paused);
       })
       .catch((error: unknown) => setLoadError(messageOf(error)));
   }, []);
@@ -197,10 +205,16 @@ export function DeviceEditor(props: {
           label="Addresses"
           hint='"dynamic" to find the device by discovery, or addresses separated by commas: tcp://192.0.2.7:22000, tcp://laptop.lan:22000'
         >
-          <input value={addresses} onInput={(event) => setAddresses(event.currentTarget.value)} />
+          <input
+            value={addresses}
+            onInput={(event) => touch('addresses', setAddresses, event.currentTarget.value)}
+          />
         </Field>
         <Field label="Compression">
-          <select value={compression} onChange={(event) => setCompression(event.currentTarget.value)}>
+          <select
+            value={compression}
+            onChange={(event) => touch('compression', setCompression, event.currentTarget.value)}
+          >
             <option value="metadata">Metadata only</option>
             <option value="always">All data</option>
             <option value="never">Off</option>
@@ -210,7 +224,7 @@ export function DeviceEditor(props: {
           <input
             type="checkbox"
             checked={introducer}
-            onChange={(event) => setIntroducer(event.currentTarget.checked)}
+            onChange={(event) => touch('introducer', setIntroducer, event.currentTarget.checked)}
           />
           Introducer
         </label>
@@ -222,7 +236,7 @@ export function DeviceEditor(props: {
             type="checkbox"
             checked={autoAccept}
             disabled={!defaultPath && !autoAccept}
-            onChange={(event) => setAutoAccept(event.currentTarget.checked)}
+            onChange={(event) => touch('autoAccept', setAutoAccept, event.currentTarget.checked)}
           />
           Auto accept folders
         </label>
@@ -235,7 +249,7 @@ export function DeviceEditor(props: {
           <input
             type="checkbox"
             checked={paused}
-            onChange={(event) => setPaused(event.currentTarget.checked)}
+            onChange={(event) => touch('paused', setPaused, event.currentTarget.checked)}
           />
           Paused
         </label>
