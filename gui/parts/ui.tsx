@@ -205,3 +205,28 @@ export function Tabs<T extends string>(props: { tabs: readonly T[]; current: T; 
     </div>
   );
 }
+
+/** A checkbox with its label after it. */
+export function Check(props: {
+  label: string;
+  checked: boolean;
+  onChange: (checked: boolean) => void;
+  hint?: ComponentChildren;
+  /** Shown, not changed (a flag decides it, or it needs what is not there). */
+  disabled?: boolean;
+}) {
+  return (
+    <div class="field">
+      <label class="check">
+        <input
+          type="checkbox"
+          checked={props.checked}
+          disabled={props.disabled}
+          onChange={(event) => props.onChange(event.currentTarget.checked)}
+        />
+        {props.label}
+      </label>
+      {props.hint && <span class="hint">{props.hint}</span>}
+    </div>
+  );
+}

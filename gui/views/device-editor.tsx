@@ -6,7 +6,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { get, messageOf, patch, post } from '../api.ts';
 import { shortId } from '../format.ts';
-import { ErrorText, Field, Modal, SaveCancel } from '../parts/ui.tsx';
+import { Check, ErrorText, Field, Modal, SaveCancel } from '../parts/ui.tsx';
 import { config, myID, pendingDevices, refreshConfig } from '../store.ts';
 import type { DeviceConfiguration, FolderConfiguration } from '../types.ts';
 
@@ -220,39 +220,24 @@ export function DeviceEditor(props: {
             <option value="never">Off</option>
           </select>
         </Field>
-        <label class="check">
-          <input
-            type="checkbox"
-            checked={introducer}
-            onChange={(event) => touch('introducer', setIntroducer, event.currentTarget.checked)}
-          />
-          Introducer
-        </label>
-        <p class="hint">
-          Devices the introducer shares folders with are added here, for the folders shared with both.
-        </p>
-        <label class="check">
-          <input
-            type="checkbox"
-            checked={autoAccept}
-            disabled={!defaultPath && !autoAccept}
-            onChange={(event) => touch('autoAccept', setAutoAccept, event.currentTarget.checked)}
-          />
-          Auto accept folders
-        </label>
-        <p class="hint">
-          {defaultPath
-            ? `Folders the device offers are added under ${defaultPath} without asking.`
-            : 'Needs a default folder path (Settings) to add the folders the device offers under it.'}
-        </p>
-        <label class="check">
-          <input
-            type="checkbox"
-            checked={paused}
-            onChange={(event) => touch('paused', setPaused, event.currentTarget.checked)}
-          />
-          Paused
-        </label>
+        <Check
+          label="Introducer"
+          checked={introducer}
+          onChange={(checked) => touch('introducer', setIntroducer, checked)}
+          hint="Devices the introducer shares folders with are added here, for the folders shared with both."
+        />
+        <Check
+          label="Auto accept folders"
+          checked={autoAccept}
+          disabled={!defaultPath && !autoAccept}
+          onChange={(checked) => touch('autoAccept', setAutoAccept, checked)}
+          hint={
+            defaultPath
+              ? `Folders the device offers are added under ${defaultPath} without asking.`
+              : 'Needs a default folder path (Settings) to add the folders the device offers under it.'
+          }
+        />
+        <Check label="Paused" checked={paused} onChange={(checked) => touch('paused', setPaused, checked)} />
         <fieldset class="share">
           <legend>Share folders</legend>
           {folders.length === 0 && <p class="hint">No folder yet.</p>}

@@ -1,10 +1,10 @@
 // Settings › Connections, as Syncthing's: where this device listens for others, the rate limits,
 // discovery and relays (PATCH /rest/config/options with what changed). No NAT traversal: syncd does
 // none (options.natEnabled is refused), so it is not offered.
-import { Badge, Field } from '../parts/ui.tsx';
+import { Badge, Field, Check } from '../parts/ui.tsx';
 import { patch } from '../api.ts';
 import { overridden, status } from '../store.ts';
-import { Check, SaveBar, listOf, listText, useSettingsForm } from './settings-form.tsx';
+import { SaveBar, listOf, listText, useSettingsForm } from './settings-form.tsx';
 
 const NUMBERS = ['maxRecvKbps', 'maxSendKbps', 'reconnectionIntervalS'] as const;
 const LISTS = { listen: 'listenAddresses', servers: 'globalAnnounceServers' } as const;

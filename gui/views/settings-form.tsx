@@ -99,28 +99,3 @@ export const listOf = (text: string) =>
     .split(/[\s,]+/)
     .map((item) => item.trim())
     .filter((item) => item !== '');
-
-/** A checkbox with its label after it. */
-export function Check(props: {
-  label: string;
-  checked: boolean;
-  onChange: (checked: boolean) => void;
-  hint?: ComponentChildren;
-  /** A flag decides the field while syncd runs: it is shown, not changed. */
-  disabled?: boolean;
-}) {
-  return (
-    <div class="field">
-      <label class="check">
-        <input
-          type="checkbox"
-          checked={props.checked}
-          disabled={props.disabled}
-          onChange={(event) => props.onChange(event.currentTarget.checked)}
-        />
-        {props.label}
-      </label>
-      {props.hint && <span class="hint">{props.hint}</span>}
-    </div>
-  );
-}

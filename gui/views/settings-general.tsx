@@ -2,9 +2,9 @@
 // and where folders go by default; and the worker's CPU priority. Each goes where the REST API keeps
 // it: the device (PATCH /rest/config/devices/ID), the folder defaults, the options.
 import { patch } from '../api.ts';
-import { Field } from '../parts/ui.tsx';
+import { Field, Check } from '../parts/ui.tsx';
 import { myID } from '../store.ts';
-import { Check, SaveBar, useSettingsForm } from './settings-form.tsx';
+import { SaveBar, useSettingsForm } from './settings-form.tsx';
 
 // Syncthing's units of a Size (lib/config/size.go), as its settings dialog offers them.
 const UNITS = ['%', 'kB', 'MB', 'GB', 'TB'];

@@ -3,9 +3,9 @@
 // starts empty and empty means unchanged, as in Syncthing; a password sent in plain text is stored
 // hashed by the service.
 import { get, patch } from '../api.ts';
-import { ActionButton, CopyButton, Field } from '../parts/ui.tsx';
+import { ActionButton, CopyButton, Field, Check } from '../parts/ui.tsx';
 import { config, overridden, refreshConfig, status } from '../store.ts';
-import { Check, SaveBar, useSettingsForm } from './settings-form.tsx';
+import { SaveBar, useSettingsForm } from './settings-form.tsx';
 
 export function GuiSettings() {
   const form = useSettingsForm(
