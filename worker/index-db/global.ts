@@ -33,20 +33,6 @@ export interface NeededItem {
 
 const empty = (): Tally => ({ files: 0, directories: 0, symlinks: 0, deleted: 0, bytes: 0 });
 
-function add(tally: Tally, record: FileRecord, sign = 1): void {
-  if (record.deleted) tally.deleted += sign;
-  else if (record.type === 'directory') {
-    tally.directories += sign;
-    tally.bytes += sign * SYNTHETIC_SIZE;
-  } else if (record.type === 'symlink') {
-    tally.symlinks += sign;
-    tally.bytes += sign * SYNTHETIC_SIZE;
-  } else {
-    tally.files += sign;
-    tally.bytes += sign * record.size;
-  }
-}
-
 /**
  * The folder's global state and what `device` (this one: LOCAL) needs of it: every name's global
  * version among the devices, and the names where the device has another version (or none, unless the
@@ -62,8 +48,10 @@ export function folderNeed(db: IndexDb, folder: string, device: string = LOCAL):
   const changed = state && db.changedSince(state.generation, folder);
   const records = recordsNow(db, folder);
   if (!state || !changed) {
-    state = new NeedState(device);
-    for (const { name, versions } of records.all()) state.set(name, versions);
+    state = new NeedState(device, (name) => recordsNow(db, folder).of(name));
+    // Read as it goes, not gathered first: a folder's every version at once is hundreds of MB at a
+    // million names.
+    for (const { name, versions } of db.allVersions(folder, true)) state.set(name, versions);
     known.set(key, state);
   } else {
     for (const name of changed) state.set(name, records.of(name));
@@ -78,18 +66,17 @@ const states = new WeakMap<IndexDb, Map<string, NeedState>>();
 type Versions = Array<{ device: string; record: FileRecord }>;
 
 /**
- * The folder's records as the index has them now, read once however many devices' needs ask in one
- * turn of the event loop: a summary asks for each device sharing the folder in turn, and each read the
+ * A name's records as the index has them now, read once however many devices' needs ask in one turn
+ * of the event loop: a summary asks for each device sharing the folder in turn, and each read the
  * same names again (a folder shared with five devices took a second of the worker's thread after one
  * of them pulled it).
  */
 function recordsNow(db: IndexDb, folder: string) {
   let shared = sharedRecords.get(db);
   if (!shared || shared.generation !== db.generation || shared.folder !== folder) {
-    const made = { generation: db.generation, folder, byName: new Map<string, Versions>(), all: undefined };
+    const made = { generation: db.generation, folder, byName: new Map<string, Versions>() };
     sharedRecords.set(db, made);
-    // Kept for the rest of this turn of the event loop only (a summary asks for every device in one):
-    // a large folder's records are not held while nothing asks.
+    // Kept for the rest of this turn of the event loop only.
     setImmediate(() => {
       if (sharedRecords.get(db) === made) sharedRecords.delete(db);
     }).unref();
@@ -97,7 +84,6 @@ function recordsNow(db: IndexDb, folder: string) {
   }
   const now = shared;
   return {
-    all: () => (now.all ??= [...db.allVersions(folder, true)]),
     of: (name: string): Versions => {
       let versions = now.byName.get(name);
       if (!versions) now.byName.set(name, (versions = db.versionsOf(folder, name, true)));
@@ -108,41 +94,86 @@ function recordsNow(db: IndexDb, folder: string) {
 
 const sharedRecords = new WeakMap<
   IndexDb,
-  {
-    generation: number;
-    folder: string;
-    byName: Map<string, Versions>;
-    all: Array<{ name: string; versions: Versions }> | undefined;
-  }
+  { generation: number; folder: string; byName: Map<string, Versions> }
 >();
 
-/** One device's need of one folder, name by name: each name's part in the tallies, and what is needed. */
+// A name's part in a device's need, in one number: the global version's kind and size (what it adds
+// to the tallies) and whether the device needs it. A record per name took 400 to 800 bytes a name of
+// the worker's heap, for each device sharing the folder (a fresh device's need of 100,000 files held
+// them all while it was sent them). Sizes past 2^49 (no real file) keep an object.
+const KINDS = ['file', 'directory', 'symlink', 'deleted'] as const;
+type Kind = (typeof KINDS)[number];
+type Part = number | { kind: Kind; size: number; needed: boolean };
+const PACKED_SIZE_LIMIT = 2 ** 49;
+
+function packPart(global: FileRecord, needed: boolean): Part {
+  const kind: Kind = global.deleted ? 'deleted' : global.type;
+  const size = kind === 'file' ? global.size : 0;
+  if (size >= PACKED_SIZE_LIMIT) return { kind, size, needed };
+  return size * 8 + KINDS.indexOf(kind) * 2 + (needed ? 1 : 0);
+}
+
+function unpackPart(part: Part): { kind: Kind; size: number; needed: boolean } {
+  if (typeof part !== 'number') return part;
+  return { kind: KINDS[(part % 8) >> 1] as Kind, size: Math.floor(part / 8), needed: part % 2 === 1 };
+}
+
+function count(tally: Tally, part: Part, sign: number): void {
+  const { kind, size } = unpackPart(part);
+  if (kind === 'deleted') tally.deleted += sign;
+  else if (kind === 'directory') {
+    tally.directories += sign;
+    tally.bytes += sign * SYNTHETIC_SIZE;
+  } else if (kind === 'symlink') {
+    tally.symlinks += sign;
+    tally.bytes += sign * SYNTHETIC_SIZE;
+  } else {
+    tally.files += sign;
+    tally.bytes += sign * size;
+  }
+}
+
+/**
+ * One device's need of one folder, name by name: each name's part in the tallies, and what is needed.
+ * This device's needed items are kept whole (the puller and the REST need list take them at every
+ * pull); another device's are read from the index when asked for (GET /rest/db/remoteneed), since only
+ * its tallies (completion) are asked for as it is sent a folder.
+ */
 class NeedState {
   generation = -1;
   readonly #device: string;
+  readonly #versionsOf: (name: string) => Versions;
   readonly #global = empty();
   readonly #need = empty();
-  readonly #parts = new Map<string, { global: FileRecord; needed?: NeededItem }>();
+  readonly #parts = new Map<string, Part>();
+  readonly #items: Map<string, NeededItem> | undefined;
   #answer: FolderNeed | undefined;
 
-  constructor(device: string) {
+  constructor(device: string, versionsOf: (name: string) => Versions) {
     this.#device = device;
+    this.#versionsOf = versionsOf;
+    this.#items = device === LOCAL ? new Map() : undefined;
   }
 
   /** A name's records now (none: it is gone from the index). */
-  set(name: string, versions: Array<{ device: string; record: FileRecord }>): void {
+  set(name: string, versions: Versions): void {
     const before = this.#parts.get(name);
-    if (before) {
-      add(this.#global, before.global, -1);
-      if (before.needed) add(this.#need, before.global, -1);
+    if (before !== undefined) {
+      count(this.#global, before, -1);
+      if (unpackPart(before).needed) count(this.#need, before, -1);
       this.#parts.delete(name);
+      this.#items?.delete(name);
     }
     this.#answer = undefined;
     const part = partOf(name, versions, this.#device);
     if (!part) return;
-    this.#parts.set(name, part);
-    add(this.#global, part.global);
-    if (part.needed) add(this.#need, part.global);
+    const packed = packPart(part.global, part.needed !== undefined);
+    this.#parts.set(name, packed);
+    count(this.#global, packed, 1);
+    if (part.needed) {
+      count(this.#need, packed, 1);
+      this.#items?.set(name, part.needed);
+    }
   }
 
   /**
@@ -153,6 +184,9 @@ class NeedState {
   answer(): FolderNeed {
     if (!this.#answer) {
       const parts = this.#parts;
+      const items = this.#items;
+      const device = this.#device;
+      const versionsOf = this.#versionsOf;
       // Current while it is this state's answer: a change (set) drops it.
       const current = () => this.#answer === answer;
       let needed: NeededItem[] | undefined;
@@ -164,7 +198,13 @@ class NeedState {
             // Listed from the parts as they are now, which must be what the tallies were made of.
             if (!current()) throw new Error("a need's items were asked for after the index changed");
             needed = [];
-            for (const part of parts.values()) if (part.needed) needed.push(part.needed);
+            if (items) for (const item of items.values()) needed.push(item);
+            else {
+              for (const [name, part] of parts) {
+                const item = unpackPart(part).needed && partOf(name, versionsOf(name), device)?.needed;
+                if (item) needed.push(item);
+              }
+            }
             needed.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
           }
           return needed;
