@@ -19,14 +19,18 @@ const defaultEntry = fileURLToPath(new URL(`../worker/main${extname(import.meta.
 export const SUPERVISOR_ONLY_FLAGS = ['--max-semi-space-size'];
 
 /**
- * V8 flags for the worker (its threads share them): functions are optimized once they have run four
- * times as long as V8's default asks (its interrupt budget, 66 KiB of bytecode, raised to 256 KiB). A
+ * V8 flags for the worker (its threads share them). Functions are optimized once they have run four
+ * times as long as V8's default asks (its interrupt budget, 66 KiB of bytecode, raised to 256 KiB): a
  * new worker's work comes in bursts (a first scan, a restart's index), and V8 optimized some 65
  * functions during one first scan, on background threads that took about 200 ms of the two cores'
- * time, a fifth of the scan's; the hot loops are still optimized, a little later. Measured in
- * docs/perf-notes/2026-11-21-to-26.md (indexing); a flag given to the supervisor comes after these and wins.
+ * time, a fifth of the scan's; the hot loops are still optimized, a little later. The old generation
+ * grows by a fifth of what survives a full collection, not up to four times as much (V8's default
+ * when it allocates fast): indexing or sending 100,000 files keeps 30 to 60 MB alive but made the
+ * heap grow to 200 MB of garbage (a peak of 272 to 295 MB, 185 to 207 MB so, for 0.3 s more of
+ * indexing's 7 s). Measured in docs/perf-notes/ (indexing; 2026-11-27); a flag given to the
+ * supervisor comes after these and wins.
  */
-export const WORKER_FLAGS = ['--interrupt-budget=262144'];
+export const WORKER_FLAGS = ['--interrupt-budget=262144', '--heap-growing-percent=20'];
 
 export interface WorkerProcessOptions {
   entry?: string;
