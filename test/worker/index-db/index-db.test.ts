@@ -5,7 +5,7 @@ import t from 'tap';
 import type { FileRecord } from '../../../worker/records/file-record.ts';
 import { shortIdString } from '../../../shared/device-id.ts';
 import { bumpVersion, versionStrings } from '../../../worker/records/file-record.ts';
-import { IndexDb, SCHEMA_VERSION } from '../../../worker/index-db/index-db.ts';
+import { IndexDb, MIGRATIONS, SCHEMA_VERSION } from '../../../worker/index-db/index-db.ts';
 
 const record = (name: string, extra: Partial<FileRecord> = {}): Omit<FileRecord, 'sequence'> => ({
   name,
@@ -181,4 +181,35 @@ t.test("this device's records have a generation of their own, which other device
     write();
     t.ok(db.localGeneration > before, `${what} changes it`);
   }
+});
+
+t.test('an index of schema 7 (IDs and versions as text) is migrated with every value exact', async (t) => {
+  const path = join(t.testdir(), 'index.sqlite');
+  const raw = new Database(path);
+  for (const statements of MIGRATIONS.slice(0, 7)) for (const statement of statements) raw.exec(statement);
+  raw.pragma('application_id = 0x73796e63');
+  raw.pragma('user_version = 7');
+  raw.prepare("INSERT INTO folders VALUES ('f', '43981', 1)").run();
+  raw
+    .prepare(
+      `INSERT INTO files VALUES ('f', '', 'a', 0, 5, 420, 1700000000, 123, '18364758544493064720', 0, 0, 0,
+       '[["18364758544493064720","1700000001"],["1","2"]]', 1, 131072, ?, '', 8)`,
+    )
+    .run(Buffer.alloc(40, 1));
+  raw.close();
+  const db = await IndexDb.open(path);
+  t.teardown(() => db.close());
+  const migrated = db.file('f', 'a');
+  t.equal(migrated?.modifiedBy, 0xfedcba9876543210n);
+  t.same(migrated?.version, [
+    { id: 0xfedcba9876543210n, value: 1_700_000_001n },
+    { id: 1n, value: 2n },
+  ]);
+  t.equal(migrated?.receiveOnlyChanged, true);
+  t.equal(migrated?.blocks.length, 1);
+  t.same(
+    db.update('f', [record('b')]).map((r) => r.sequence),
+    [2],
+    'the sequence goes on from where it was',
+  );
 });
