@@ -55,6 +55,10 @@ const { values, tokens } = parseArgs({
     connect: { type: 'boolean', default: false },
     // Moving a folder between devices alone: `npm run bench -- --sync`.
     sync: { type: 'boolean', default: false },
+    // 100,000 small files beside Syncthing (index, rescan, memory, disk, start, sending): `--many`.
+    many: { type: 'boolean', default: false },
+    // The same with 1,000,000 files, sending left out (about 10 GiB of disk): `--million`.
+    million: { type: 'boolean', default: false },
     // A file larger than the memory syncd may use, moved to and from it: `npm run bench -- --sync-memory`.
     'sync-memory': { type: 'boolean', default: false },
     // Its file's size and syncd's limit, in MiB (default 4096 and 512; --quick 768 and 384).
@@ -70,12 +74,14 @@ const { values, tokens } = parseArgs({
 });
 
 // The suites, each with its section in BENCHMARKS.md; a run without a suite's flag runs the control
-// plane, scan, connect and sync.
+// plane, scan, connect, sync and many (100,000 files).
 const SUITES = {
   control: 'Control plane',
   scan: 'Indexing',
   connect: 'Connecting',
   sync: 'Moving a folder between devices',
+  many: '100,000 files',
+  million: 'A million files',
   'sync-memory': 'A file larger than the memory syncd has',
   hostile: 'Hostile devices',
   endurance: 'Endurance',
@@ -177,6 +183,11 @@ const againstSyncthing = (ours: number, theirs: number | undefined, atLeast = fa
   target: atLeast ? '≥ Syncthing' : '≤ Syncthing',
   met: theirs === undefined ? undefined : atLeast ? ours >= theirs : ours <= theirs,
 });
+/** The target `≥ factor× Syncthing's speed`: syncd's time at most Syncthing's divided by `factor`. */
+const fasterThanSyncthing = (ours: number, theirs: number | undefined, factor: number) => ({
+  target: `≥ ${factor}× Syncthing's speed (time ≤ ${fmt(1 / factor, 2)}×)`,
+  met: theirs === undefined ? undefined : ours * factor <= theirs,
+});
 /** Two figures of one kind, `largest / after`, syncd's and Syncthing's. */
 const pair = (ours: [number?, number?], theirs: [number?, number?] | undefined) => ({
   figure: `${fmt(ours[0] ?? 0)} / ${fmt(ours[1] ?? 0)}`,
@@ -211,7 +222,7 @@ async function scanRows(): Promise<void> {
     row('scan', {
       measure: `index ${tree.files} files, ${mib} MiB, from scratch, page cache warm, median of ${scanRounds} (ms)`,
       ...compare(ours.initialMs, theirs?.initialMs),
-      ...againstSyncthing(ours.initialMs, theirs?.initialMs),
+      ...fasterThanSyncthing(ours.initialMs, theirs?.initialMs, 1.1),
     });
     row('scan', {
       measure: `rescan with nothing changed, median of ${scanRounds} rounds' medians of 3 (ms)`,
@@ -224,29 +235,6 @@ async function scanRows(): Promise<void> {
     });
   } finally {
     await tree.remove();
-  }
-  if (quick) return;
-  const many = 100_000;
-  log(`a tree of ${many} files of 4 KiB`);
-  const big = await makeTree(many, 0, 0);
-  try {
-    const figures: Record<string, ScanFigures> = {};
-    for (const service of services) {
-      log(`indexing ${many} files: ${service.name}`);
-      figures[service.name] = await scanBench(service, big, 1);
-    }
-    const ours = figures.syncd as ScanFigures;
-    const theirs = figures.syncthing;
-    row('scan', {
-      measure: `index ${many} files of 4 KiB from scratch (ms)`,
-      ...compare(ours.initialMs, theirs?.initialMs),
-    });
-    row('scan', {
-      measure: `worker RSS while indexing ${many} files, largest / after (MB; Syncthing: Go sys)`,
-      ...pair([ours.peakRssMb, ours.afterRssMb], theirs && [theirs.peakRssMb, theirs.afterRssMb]),
-    });
-  } finally {
-    await big.remove();
   }
 }
 
@@ -294,12 +282,12 @@ async function syncRows(): Promise<void> {
     row('sync', {
       measure: `${what}, Syncthing to syncd (ms; Syncthing: to Syncthing)`,
       ...compare(times.toSyncd, times.syncthing),
-      ...againstSyncthing(times.toSyncd, times.syncthing),
+      ...fasterThanSyncthing(times.toSyncd, times.syncthing, 1.1),
     });
     row('sync', {
       measure: `${what}, syncd to Syncthing (ms; Syncthing: to Syncthing)`,
       ...compare(times.fromSyncd, times.syncthing),
-      ...againstSyncthing(times.fromSyncd, times.syncthing),
+      ...fasterThanSyncthing(times.fromSyncd, times.syncthing, 1.1),
     });
     row('sync', {
       measure: "syncd's worker RSS while it pulled, largest (MB)",
@@ -307,6 +295,61 @@ async function syncRows(): Promise<void> {
     });
   } finally {
     await tree.remove();
+  }
+}
+
+// 10. Many small files (see scripts/bench/many-files.ts): 100,000 with sending, or a million without.
+async function manyFilesRows(suite: 'many' | 'million'): Promise<void> {
+  if (!withSyncthing) return;
+  const files = suite === 'many' ? (quick ? 10_000 : 100_000) : 1_000_000;
+  const { manyFilesBench } = await import('./bench/many-files.ts');
+  const figures = await manyFilesBench(files, suite === 'many', log);
+  const count = files.toLocaleString('en');
+  const within = (ours: number, theirs: number) => ({ target: '≤ Syncthing', met: ours <= theirs });
+  row(suite, {
+    measure: `index ${count} files of ${fmt(figures.fileBytes / 1024)} KiB from scratch (ms)`,
+    ...compare(figures.indexMs.syncd, figures.indexMs.syncthing),
+    ...fasterThanSyncthing(figures.indexMs.syncd, figures.indexMs.syncthing, suite === 'many' ? 1.3 : 1),
+  });
+  row(suite, {
+    measure: 'rescan with nothing changed, median of 3 (ms)',
+    ...compare(figures.rescanMs.syncd, figures.rescanMs.syncthing),
+    ...fasterThanSyncthing(figures.rescanMs.syncd, figures.rescanMs.syncthing, 1),
+  });
+  row(suite, {
+    measure: "peak RSS indexing them, syncd's worker against Syncthing's process (VmHWM, MB)",
+    ...compare(figures.indexPeakMb.syncd, figures.indexPeakMb.syncthing),
+    ...within(figures.indexPeakMb.syncd, figures.indexPeakMb.syncthing),
+  });
+  row(suite, {
+    measure: 'the index on disk (MB; syncd: index.sqlite and its WAL, Syncthing: index-v0.14.0.db)',
+    ...compare(figures.indexDiskMb.syncd, figures.indexDiskMb.syncthing, 1),
+    ...within(figures.indexDiskMb.syncd, figures.indexDiskMb.syncthing),
+  });
+  row(suite, {
+    measure: '`syncd serve` to first pong in that home, against a new home, median of 5 (ms)',
+    figure: fmt(figures.startToPongMs),
+    reference: `new home ${fmt(figures.emptyStartToPongMs)}`,
+    ratio: ratio(figures.startToPongMs, figures.emptyStartToPongMs),
+    target: '≤ 1.2× a new home',
+    met: figures.startToPongMs <= 1.2 * figures.emptyStartToPongMs,
+  });
+  row(suite, {
+    measure: '`syncd serve` to the folder answering with every file, median of 5 (ms)',
+    figure: fmt(figures.startToFolderMs),
+  });
+  if (figures.sendMs && figures.sendPeakMb !== undefined) {
+    row(suite, {
+      measure: `${count} files to a fresh Syncthing (ms; Syncthing: from Syncthing)`,
+      ...compare(figures.sendMs.syncd, figures.sendMs.syncthing),
+      ...fasterThanSyncthing(figures.sendMs.syncd, figures.sendMs.syncthing, 1),
+    });
+    row(suite, {
+      measure: "peak RSS of syncd's worker sending them (VmHWM, MB)",
+      figure: fmt(figures.sendPeakMb),
+      target: '≤ 250',
+      met: figures.sendPeakMb <= 250,
+    });
   }
 }
 
@@ -355,6 +398,8 @@ if (values.hostile) {
 
 // The suites that run alone.
 const alone = [
+  ['million', () => manyFilesRows('million')],
+  ['many', () => manyFilesRows('many')],
   ['sync-memory', syncMemoryRows],
   ['sync', syncRows],
   ['connect', connectRows],
@@ -555,6 +600,7 @@ if (!values.control) {
   await scanRows();
   await connectRows();
   await syncRows();
+  await manyFilesRows('many');
 }
 
 // 5. Idle memory, and the supervisor's after API restarts in a row.

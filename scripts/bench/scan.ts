@@ -16,15 +16,20 @@ export interface Tree {
   remove(): Promise<void>;
 }
 
-/** `small` files of 4 KiB in folders of 100, and `large` files of `largeMiB` each, of random bytes. */
-export async function makeTree(small: number, large: number, largeMiB: number): Promise<Tree> {
+/** `small` files of `smallBytes` in folders of 100, and `large` files of `largeMiB` each, of random bytes. */
+export async function makeTree(
+  small: number,
+  large: number,
+  largeMiB: number,
+  smallBytes = 4096,
+): Promise<Tree> {
   const path = await mkdtemp(join(tmpdir(), 'syncd-bench-tree-'));
   let bytes = 0;
   for (let i = 0; i < small; i++) {
     const dir = join(path, `d${Math.floor(i / 100)}`);
     if (i % 100 === 0) await mkdir(dir);
-    await writeFile(join(dir, `f${i}`), randomBytes(4096));
-    bytes += 4096;
+    await writeFile(join(dir, `f${i}`), randomBytes(smallBytes));
+    bytes += smallBytes;
   }
   for (let i = 0; i < large; i++) {
     const chunk = randomBytes(1024 * 1024);

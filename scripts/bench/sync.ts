@@ -16,8 +16,12 @@ import { pollUntil, startSyncthing } from '../../test/helpers/syncthing.ts';
 import { median } from './measure.ts';
 import type { Tree } from './scan.ts';
 
-interface Peer {
+export interface Peer {
   id: string;
+  /** Syncthing's process, syncd's worker. */
+  pid(): Promise<number>;
+  /** Where it keeps its configuration and index. */
+  home: string;
   listen: string;
   call(method: string, path: string, body?: unknown): Promise<unknown>;
 }
@@ -37,26 +41,32 @@ export interface SyncFigures {
 }
 
 /** What a run started, ended in reverse order by `end`; and where receivers keep their folders. */
-interface Session {
+export interface Session {
   teardowns: Array<() => unknown>;
   scratch: string;
 }
 
-async function openSession(): Promise<Session> {
+export async function openSession(): Promise<Session> {
   const scratch = await mkdtemp(join(tmpdir(), 'syncd-bench-sync-'));
   return { teardowns: [() => rm(scratch, { recursive: true, force: true })], scratch };
 }
 
-async function endSession(session: Session): Promise<void> {
+export async function endSession(session: Session): Promise<void> {
   for (const fn of session.teardowns.reverse()) await fn();
 }
 
-async function syncthingPeer(session: Session, name: string): Promise<Peer> {
+export async function syncthingPeer(session: Session, name: string): Promise<Peer> {
   const peer = await startSyncthing({ teardown: (fn) => void session.teardowns.push(fn) }, name);
-  return { id: peer.id, listen: peer.listen, call: (m, p, b) => peer.call(m, p, b) };
+  return {
+    id: peer.id,
+    pid: async () => peer.pid,
+    home: peer.home,
+    listen: peer.listen,
+    call: (m, p, b) => peer.call(m, p, b),
+  };
 }
 
-async function syncdPeer(
+export async function syncdPeer(
   session: Session,
   starting: Service | Promise<Service> = startService(),
 ): Promise<Peer & { service: Service }> {
@@ -68,6 +78,8 @@ async function syncdPeer(
   };
   return {
     id: status.myID,
+    pid: () => service.workerPid(),
+    home: service.home,
     listen: Object.values(status.connectionServiceStatus)[0]?.lanAddresses[0] ?? '',
     call: (m, p, b) =>
       service.client.call(m, p, b === undefined ? undefined : JSON.stringify(b), 'application/json'),
@@ -80,7 +92,7 @@ async function syncdPeer(
  * receiver an empty folder of its own under the session's scratch folder, named `id`; the milliseconds
  * until the receiver has all `files`.
  */
-async function move(
+export async function move(
   session: Session,
   sender: Peer,
   receiver: Peer,

@@ -29,6 +29,8 @@ export interface Syncthing {
   /** tcp://127.0.0.1:PORT where it listens for devices. */
   listen: string;
   home: string;
+  /** Its process (Syncthing runs as one process here: no monitor). */
+  pid: number;
   /** A REST call with its key; the parsed JSON (or text) of a 2xx answer, else it throws. */
   call<T = unknown>(method: string, path: string, body?: unknown): Promise<T>;
   /** Waits until `check` returns something other than undefined or false, polling; throws past `ms`. */
@@ -191,6 +193,7 @@ export async function startSyncthing(
     id,
     listen: options.listen ?? `tcp://127.0.0.1:${listenPort}`,
     home,
+    pid: running.child.pid ?? 0,
     call,
     until,
     stop,
