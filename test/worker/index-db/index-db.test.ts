@@ -206,10 +206,67 @@ t.test('an index of schema 7 (IDs and versions as text) is migrated with every v
     { id: 1n, value: 2n },
   ]);
   t.equal(migrated?.receiveOnlyChanged, true);
+  t.same(db.counts('f', '', true), { files: 1, directories: 0, symlinks: 0, deleted: 0, bytes: 5 });
   t.equal(migrated?.blocks.length, 1);
   t.same(
     db.update('f', [record('b')]).map((r) => r.sequence),
     [2],
     'the sequence goes on from where it was',
   );
+});
+
+t.test('counts follow every kind of write, as a count of every record finds them', async (t) => {
+  const db = await IndexDb.open(join(t.testdir(), 'index.sqlite'));
+  t.teardown(() => db.close());
+  const recount = (folder: string, device: string) => {
+    const counts = { files: 0, directories: 0, symlinks: 0, deleted: 0, bytes: 0 };
+    for (const { versions } of db.allVersions(folder)) {
+      const own = versions.find((entry) => entry.device === device)?.record;
+      if (!own || own.invalid || own.receiveOnlyChanged) continue;
+      if (own.deleted) counts.deleted += 1;
+      else if (own.type === 'directory') counts.directories += 1;
+      else if (own.type === 'symlink') counts.symlinks += 1;
+      else {
+        counts.files += 1;
+        counts.bytes += own.size;
+      }
+    }
+    return counts;
+  };
+  const device = 'REMOTE';
+  const check = (what: string) => {
+    for (const folder of ['f', 'g']) {
+      for (const who of ['', device])
+        t.same(db.counts(folder, who), recount(folder, who), `${what}: ${folder} ${who}`);
+    }
+  };
+  db.update('f', [
+    record('a'),
+    record('b', { size: 9 }),
+    record('d', { type: 'directory', size: 0, blocks: [] }),
+  ]);
+  db.update('g', [record('a', { size: 3 })]);
+  check('added');
+  db.update('f', [record('a', { size: 11 }), record('b', { deleted: true, size: 0, blocks: [] })]);
+  check('replaced, and deleted');
+  db.update('f', [record('d', { invalid: true })]);
+  check('made invalid');
+  db.putRemote(
+    'f',
+    device,
+    [
+      { ...record('a'), sequence: 1 },
+      { ...record('x', { size: 4 }), sequence: 2 },
+    ],
+    false,
+  );
+  check('another device');
+  db.putRemote('f', device, [{ ...record('y', { size: 6 }), sequence: 1 }], true);
+  check("another device's index replaced");
+  db.forget('f', ['a']);
+  check('forgotten');
+  db.resetRemote('f', device, 7n);
+  check("another device's index dropped");
+  db.drop('g');
+  check('a folder removed');
 });
