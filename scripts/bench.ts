@@ -344,6 +344,14 @@ async function manyFilesRows(suite: 'many' | 'million'): Promise<void> {
       ...compare(figures.sendMs.syncd, figures.sendMs.syncthing),
       ...fasterThanSyncthing(figures.sendMs.syncd, figures.sendMs.syncthing, 1),
     });
+    const cpu = figures.sendCpuS;
+    if (cpu) {
+      row(suite, {
+        measure: 'CPU seconds sending them: the sender / the receiving Syncthing',
+        figure: `${fmt(cpu.syncd.sender, 1)} / ${fmt(cpu.syncd.receiver, 1)}`,
+        reference: `Syncthing ${fmt(cpu.syncthing.sender, 1)} / ${fmt(cpu.syncthing.receiver, 1)}`,
+      });
+    }
     row(suite, {
       measure: "peak RSS of syncd's worker sending them (VmHWM, MB)",
       figure: fmt(figures.sendPeakMb),
