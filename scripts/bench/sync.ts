@@ -11,6 +11,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, rmdir, writeFile } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import { SyncdClient } from '../../shared/client/client.ts';
 import { type Service, startService } from '../../shared/client/testing.ts';
 import { pollUntil, startSyncthing } from '../../test/helpers/syncthing.ts';
 import { median } from './measure.ts';
@@ -72,6 +73,8 @@ export async function syncdPeer(
 ): Promise<Peer & { service: Service }> {
   const service = await starting;
   session.teardowns.push(service.stop);
+  // A scan asked for answers once it is done: minutes at a million files, past the client's 10 s.
+  const client = new SyncdClient({ address: service.url, apiKey: service.apiKey, timeoutMs: 3_600_000 });
   const status = (await service.client.status()) as unknown as {
     myID: string;
     connectionServiceStatus: Record<string, { lanAddresses: string[] }>;
@@ -82,7 +85,7 @@ export async function syncdPeer(
     home: service.home,
     listen: Object.values(status.connectionServiceStatus)[0]?.lanAddresses[0] ?? '',
     call: (m, p, b) =>
-      service.client.call(m, p, b === undefined ? undefined : JSON.stringify(b), 'application/json'),
+      client.call(m, p, b === undefined ? undefined : JSON.stringify(b), 'application/json'),
     service,
   };
 }
