@@ -84,8 +84,7 @@ export async function syncdPeer(
     pid: () => service.workerPid(),
     home: service.home,
     listen: Object.values(status.connectionServiceStatus)[0]?.lanAddresses[0] ?? '',
-    call: (m, p, b) =>
-      client.call(m, p, b === undefined ? undefined : JSON.stringify(b), 'application/json'),
+    call: (m, p, b) => client.call(m, p, b === undefined ? undefined : JSON.stringify(b), 'application/json'),
     service,
   };
 }
