@@ -289,6 +289,19 @@ async function syncRows(): Promise<void> {
       ...compare(times.fromSyncd, times.syncthing),
       ...fasterThanSyncthing(times.fromSyncd, times.syncthing, 1.1),
     });
+    const cpu = (which: 'toSyncd' | 'fromSyncd') =>
+      `${fmt(times.cpu[which].sender, 1)} / ${fmt(times.cpu[which].receiver, 1)}`;
+    const theirCpu = `Syncthing ${fmt(times.cpu.syncthing.sender, 1)} / ${fmt(times.cpu.syncthing.receiver, 1)}`;
+    row('sync', {
+      measure: 'CPU seconds, Syncthing to syncd: the sender / the receiver, median',
+      figure: cpu('toSyncd'),
+      reference: theirCpu,
+    });
+    row('sync', {
+      measure: 'CPU seconds, syncd to Syncthing: the sender / the receiver, median',
+      figure: cpu('fromSyncd'),
+      reference: theirCpu,
+    });
     row('sync', {
       measure: "syncd's worker RSS while it pulled, largest (MB)",
       figure: fmt(times.pullRssMb),

@@ -92,19 +92,10 @@ export async function manyFilesBench(
       const sendTo = async (sender: Peer, name: string) => {
         log(`${files} files to a fresh Syncthing: from ${name}`);
         const receiver = await syncthingPeer(session, `from-${name}`);
-        const pids = [await sender.pid(), await receiver.pid()];
-        await resetPeak(pids[0] as number);
-        const before = await Promise.all(pids.map(cpuSeconds));
-        const ms = await move(session, sender, receiver, tree, `from-${name}`);
-        const after = await Promise.all(pids.map(cpuSeconds));
-        return {
-          ms,
-          peakMb: await peakMb(pids[0] as number),
-          cpu: {
-            sender: (after[0] as number) - (before[0] as number),
-            receiver: (after[1] as number) - (before[1] as number),
-          },
-        };
+        const pid = await sender.pid();
+        await resetPeak(pid);
+        const { ms, cpu } = await move(session, sender, receiver, tree, `from-${name}`);
+        return { ms, peakMb: await peakMb(pid), cpu };
       };
       const fromSyncd = await sendTo(ours, 'syncd');
       const fromSyncthing = await sendTo(theirs, 'syncthing');
@@ -196,13 +187,6 @@ async function sizeMb(dir: string, counted: (name: string) => boolean): Promise<
     if (counted(name)) bytes += (await stat(join(dir, name))).size;
   }
   return bytes / 1e6;
-}
-
-/** A process's CPU time so far, user and system (proc(5): stat's 14th and 15th fields, in ticks of 1/100 s). */
-async function cpuSeconds(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 /** Resets a process's high-water mark of resident memory (proc(5): clear_refs, 5). */

@@ -235,6 +235,13 @@ async function rssMb(pid: number): Promise<number> {
   return kb / 1024;
 }
 
+/** A process's CPU time so far, user and system (proc(5): stat's 14th and 15th fields, in 1/100 s). */
+export async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 export async function has(command: string): Promise<boolean> {
   return promisify(execFile)('sh', ['-c', `command -v ${command}`]).then(
     () => true,

@@ -14,7 +14,7 @@ import { pipeline } from 'node:stream/promises';
 import { SyncdClient } from '../../shared/client/client.ts';
 import { type Service, startService } from '../../shared/client/testing.ts';
 import { pollUntil, startSyncthing } from '../../test/helpers/syncthing.ts';
-import { median } from './measure.ts';
+import { cpuSeconds, median } from './measure.ts';
 import type { Tree } from './scan.ts';
 
 export interface Peer {
@@ -39,6 +39,8 @@ export interface SyncFigures {
   runs: Record<'syncthing' | 'toSyncd' | 'fromSyncd', number[]>;
   /** The largest RSS of syncd's worker while it pulled (MB). */
   pullRssMb: number;
+  /** CPU seconds of each transfer's sender and receiver, median over the rounds. */
+  cpu: Record<'syncthing' | 'toSyncd' | 'fromSyncd', { sender: number; receiver: number }>;
 }
 
 /** What a run started, ended in reverse order by `end`; and where receivers keep their folders. */
@@ -103,7 +105,7 @@ export async function move(
   sample?: () => Promise<void>,
   /** Checked at each poll: a reason given ends the wait with it as the error. */
   stopIf?: () => Promise<string | undefined>,
-): Promise<number> {
+): Promise<Moved> {
   await sender.call('POST', '/rest/config/devices', { deviceID: receiver.id, addresses: [receiver.listen] });
   await receiver.call('POST', '/rest/config/devices', { deviceID: sender.id, addresses: [sender.listen] });
   // One folder on each sender, shared with each receiver in turn.
@@ -139,6 +141,8 @@ export async function move(
   // What earlier transfers wrote is flushed first: the kernel's writeback of it (gigabytes after a few
   // rounds) would otherwise fall into this transfer, whichever direction it is.
   execFileSync('sync');
+  const pids = [await sender.pid(), await receiver.pid()];
+  const cpuBefore = await Promise.all(pids.map(cpuSeconds));
   const started = performance.now();
   await receiver.call('POST', '/rest/config/folders', {
     id: 'bench',
@@ -160,7 +164,16 @@ export async function move(
     50,
   );
   if (stopped) throw new Error(`${id}: ${stopped}`);
-  return performance.now() - started;
+  const ms = performance.now() - started;
+  const cpuAfter = await Promise.all(pids.map(cpuSeconds));
+  const spent = (i: number) => (cpuAfter[i] as number) - (cpuBefore[i] as number);
+  return { ms, cpu: { sender: spent(0), receiver: spent(1) } };
+}
+
+/** A transfer's milliseconds, and the CPU seconds the sender (syncd: its worker) and the receiver spent. */
+export interface Moved {
+  ms: number;
+  cpu: { sender: number; receiver: number };
 }
 
 /**
@@ -187,8 +200,13 @@ export async function syncBench(tree: Tree, rounds = 3): Promise<SyncFigures> {
     const source = await syncthingPeer(session, 'source');
     const syncdSource = await syncdPeer(session);
     const runs: SyncFigures['runs'] = { syncthing: [], toSyncd: [], fromSyncd: [] };
+    const cpus: Record<keyof SyncFigures['runs'], Moved['cpu'][]> = {
+      syncthing: [],
+      toSyncd: [],
+      fromSyncd: [],
+    };
     let pullRssMb = 0;
-    const directions: Record<keyof SyncFigures['runs'], (round: number) => Promise<number>> = {
+    const directions: Record<keyof SyncFigures['runs'], (round: number) => Promise<Moved>> = {
       syncthing: async (round) =>
         move(
           session,
@@ -200,9 +218,9 @@ export async function syncBench(tree: Tree, rounds = 3): Promise<SyncFigures> {
       toSyncd: async (round) => {
         const receiver = await syncdPeer(session);
         const rss = rssSampler(receiver);
-        const ms = await move(session, source, receiver, tree, `to-syncd-${round}`, rss.sample);
+        const moved = await move(session, source, receiver, tree, `to-syncd-${round}`, rss.sample);
         pullRssMb = Math.max(pullRssMb, rss.largestMb());
-        return ms;
+        return moved;
       },
       fromSyncd: async (round) =>
         move(
@@ -220,7 +238,9 @@ export async function syncBench(tree: Tree, rounds = 3): Promise<SyncFigures> {
     for (let round = 0; round < rounds; round++) {
       for (let i = 0; i < order.length; i++) {
         const direction = order[(round + i) % order.length] as keyof SyncFigures['runs'];
-        runs[direction].push(await directions[direction](round));
+        const moved = await directions[direction](round);
+        runs[direction].push(moved.ms);
+        cpus[direction].push(moved.cpu);
       }
     }
     return {
@@ -229,11 +249,21 @@ export async function syncBench(tree: Tree, rounds = 3): Promise<SyncFigures> {
       fromSyncd: median(runs.fromSyncd),
       runs,
       pullRssMb,
+      cpu: {
+        syncthing: medianCpu(cpus.syncthing),
+        toSyncd: medianCpu(cpus.toSyncd),
+        fromSyncd: medianCpu(cpus.fromSyncd),
+      },
     };
   } finally {
     await endSession(session);
   }
 }
+
+const medianCpu = (list: Moved['cpu'][]) => ({
+  sender: median(list.map((cpu) => cpu.sender)),
+  receiver: median(list.map((cpu) => cpu.receiver)),
+});
 
 /** A file larger than the memory syncd may use, moved to syncd and from it (see memoryBench). */
 export interface MemoryFigures {
@@ -295,10 +325,12 @@ export async function memoryBench(tree: Tree, limitMiB: number): Promise<MemoryF
       intact: false,
     };
     try {
-      figures.toSyncdMs = await move(session, source, syncd, tree, 'to-syncd', pulling.sample, killed);
+      figures.toSyncdMs = (await move(session, source, syncd, tree, 'to-syncd', pulling.sample, killed)).ms;
       const copy = { path: join(session.scratch, 'to-syncd'), files: tree.files };
       const receiver = await syncthingPeer(session, 'from-syncd');
-      figures.fromSyncdMs = await move(session, syncd, receiver, copy, 'from-syncd', serving.sample, killed);
+      figures.fromSyncdMs = (
+        await move(session, syncd, receiver, copy, 'from-syncd', serving.sample, killed)
+      ).ms;
       // The tree's files (the folder also holds Syncthing's marker, .stfolder).
       const names = (await readdir(tree.path, { withFileTypes: true }))
         .filter((entry) => entry.isFile())
