@@ -37,6 +37,10 @@ import {
   type Target,
 } from './bench/targets.ts';
 
+// Every Syncthing a suite starts removes its home on this process's exit (test/helpers/syncthing.ts):
+// a run starts more than Node's ten listeners of one event without any leaking.
+process.setMaxListeners(64);
+
 const { values, tokens } = parseArgs({
   tokens: true,
   options: {
