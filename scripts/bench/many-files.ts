@@ -5,14 +5,14 @@
 // Syncthing's one process, the same measure for both.
 import { execFileSync } from 'node:child_process';
 import { statfsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startService } from '../../shared/client/testing.ts';
 import { pollUntil } from '../../test/helpers/syncthing.ts';
-import { median, untilPong } from './measure.ts';
+import { median, procStatusKib, untilPong } from './measure.ts';
 import { makeTree, rest, type Tree } from './scan.ts';
-import { endSession, move, openSession, type Peer, syncdPeer, syncthingPeer } from './sync.ts';
+import { endSession, FOLDER, move, openSession, type Peer, syncdPeer, syncthingPeer } from './sync.ts';
 import { syncdInOneHome } from './targets.ts';
 
 /** syncd's figure and Syncthing's, measured in the same run. */
@@ -41,7 +41,7 @@ export interface ManyFilesFigures {
 }
 
 const FILE_BYTES = 2048;
-const FOLDER = { id: 'bench', type: 'sendonly', fsWatcherEnabled: false, rescanIntervalS: 3600 };
+const SENDER_FOLDER = { ...FOLDER, id: 'bench', type: 'sendonly' };
 
 /** Throws, before anything is written, unless the temporary folder's disk has room for the tree, both
  *  indexes and the copies sent. */
@@ -123,7 +123,7 @@ async function indexed(peer: Peer, tree: Tree, log: (text: string) => void) {
   await resetPeak(pid);
   execFileSync('sync');
   const started = performance.now();
-  await peer.call('POST', '/rest/config/folders', { ...FOLDER, path: tree.path });
+  await peer.call('POST', '/rest/config/folders', { ...SENDER_FOLDER, path: tree.path });
   await pollUntil(
     `indexing ${tree.files} files`,
     async () => {
@@ -195,6 +195,5 @@ async function resetPeak(pid: number): Promise<void> {
 }
 
 async function peakMb(pid: number): Promise<number> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  return (Number(/^VmHWM:\s+(\d+) kB/m.exec(status)?.[1]) * 1024) / 1e6;
+  return ((await procStatusKib(pid, 'VmHWM')) * 1024) / 1e6;
 }

@@ -230,9 +230,13 @@ async function childPid(pid: number): Promise<number | undefined> {
 }
 
 async function rssMb(pid: number): Promise<number> {
+  return (await procStatusKib(pid, 'VmRSS')) / 1024;
+}
+
+/** A memory field of /proc/PID/status (VmRSS, VmHWM), in KiB; 0 once the process is gone. */
+export async function procStatusKib(pid: number, field: 'VmRSS' | 'VmHWM'): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
-  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-  return kb / 1024;
+  return Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0);
 }
 
 /** A process's CPU time so far, user and system (proc(5): stat's 14th and 15th fields, in 1/100 s). */

@@ -14,7 +14,7 @@ import { pipeline } from 'node:stream/promises';
 import { SyncdClient } from '../../shared/client/client.ts';
 import { type Service, startService } from '../../shared/client/testing.ts';
 import { pollUntil, startSyncthing } from '../../test/helpers/syncthing.ts';
-import { cpuSeconds, median } from './measure.ts';
+import { cpuSeconds, median, procStatusKib } from './measure.ts';
 import type { Tree } from './scan.ts';
 
 export interface Peer {
@@ -29,7 +29,7 @@ export interface Peer {
 
 type Status = { localFiles: number; needTotalItems: number; state: string };
 
-const FOLDER = { fsWatcherEnabled: false, rescanIntervalS: 3600 };
+export const FOLDER = { fsWatcherEnabled: false, rescanIntervalS: 3600 };
 
 /** Milliseconds for each direction, the median of `rounds` (each run listed), and syncd's worker RSS. */
 export interface SyncFigures {
@@ -186,8 +186,7 @@ function rssSampler(peer: { service: Service }): { sample: () => Promise<void>; 
   return {
     sample: async () => {
       pid ??= peer.service.workerPid();
-      const status = await readFile(`/proc/${await pid}/status`, 'utf8').catch(() => '');
-      const kib = Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? 0);
+      const kib = await procStatusKib(await pid, 'VmRSS');
       largest = Math.max(largest, (kib * 1024) / 1e6);
     },
     largestMb: () => largest,

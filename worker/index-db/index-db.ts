@@ -275,9 +275,6 @@ const RECEIVE_ONLY_FLAG = 8;
 export class IndexDb {
   readonly #db: Database.Database;
   readonly #statements;
-  // Counts asked for since the last write: a status polled while a large folder is unchanged costs
-  // nothing, where each count reads every record of the folder.
-  readonly #counts = new Map<string, FolderCounts>();
   #generation = 0;
 
   private constructor(db: Database.Database) {
@@ -441,7 +438,6 @@ export class IndexDb {
   #localGeneration = 0;
 
   #written(folder: string, names: readonly string[] | undefined, local = true): void {
-    this.#counts.clear();
     this.#generation += 1;
     if (local) this.#localGeneration += 1;
     this.#journal.push({ generation: this.#generation, folder, names });
@@ -543,9 +539,6 @@ export class IndexDb {
    * `receiveOnlyChanged`) this device's changes kept on a receive-only folder. Ignored ones are in neither.
    */
   counts(folder: string, device = LOCAL, receiveOnlyChanged = false): FolderCounts {
-    const key = `${folder}\0${device}\0${receiveOnlyChanged}`;
-    const known = this.#counts.get(key);
-    if (known) return { ...known };
     const counts: FolderCounts = { files: 0, directories: 0, symlinks: 0, deleted: 0, bytes: 0 };
     const flags = receiveOnlyChanged ? RECEIVE_ONLY_FLAG : 0;
     for (const row of this.#statements.counts.all(folder, device, flags)) {
@@ -557,7 +550,6 @@ export class IndexDb {
         counts.bytes += row.bytes;
       }
     }
-    this.#counts.set(key, { ...counts });
     return counts;
   }
 
